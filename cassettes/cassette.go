@@ -1,0 +1,144 @@
+// Package cassettes is the cassette file format of mcpmock: its types, load
+// and save, and its checks.
+//
+// A cassette is one JSON file holding one recorded MCP session: every message
+// that passed the tap, in order, with its direction and time offset. Client
+// requests are grouped with what belongs to them (the server's notifications
+// and requests sent while the request was pending, the client's replies to
+// those, and the response), so that a person reading the file sees each call
+// as one unit and can edit it by hand:
+//
+//	{
+//	  "version": 1,
+//	  "meta": {"transport": "stdio", "server": ["weather-server"]},
+//	  "interactions": [
+//	    {
+//	      "from": "client",
+//	      "atMs": 1.5,
+//	      "request": {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+//	                  "params": {"name": "get_weather", "arguments": {"location": "New York"}}},
+//	      "response": {"from": "server", "atMs": 3.1,
+//	                   "message": {"jsonrpc": "2.0", "id": 2, "result": {...}}}
+//	    }
+//	  ]
+//	}
+//
+// Load refuses a file of another format version and reports errors with the
+// file, line and column; Save writes atomically (a temporary file renamed over
+// the old one), so a reader never sees half a cassette.
+package cassettes
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Version is the cassette format version that this package reads and writes.
+const Version = 1
+
+// Cassette is one recorded session. The zero value is an empty cassette of
+// no version; New returns one ready to fill.
+type Cassette struct {
+	// Version is the format version; Load refuses any other than Version.
+	Version int `json:"version"`
+	// Meta describes where and how the session was recorded.
+	Meta Meta `json:"meta"`
+	// Match configures request matching for the whole cassette, in the
+	// declarative syntax of package matcher; nil means the default matcher.
+	Match json.RawMessage `json:"match,omitempty"`
+	// Interactions are the recorded exchanges, in the order their first
+	// message passed the tap.
+	Interactions []Interaction `json:"interactions"`
+}
+
+// New returns an empty cassette of the current version.
+func New() *Cassette {
+	return &Cassette{Version: Version, Interactions: []Interaction{}}
+}
+
+// Meta describes a recording. Every field is informational: replay does not
+// depend on it.
+type Meta struct {
+	// RecordedBy names the program that wrote the cassette.
+	RecordedBy string `json:"recordedBy,omitempty"`
+	// RecordedAt is the start of the recording (RFC 3339).
+	RecordedAt string `json:"recordedAt,omitempty"`
+	// Transport is the client-facing transport while recording: "stdio",
+	// "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
+	// Server is the server that was recorded: its command line, or its URL.
+	Server []string `json:"server,omitempty"`
+	// Note is free text for people.
+	Note string `json:"note,omitempty"`
+}
+
+// Direction says who sent a message.
+type Direction string
+
+// The two directions.
+const (
+	FromClient Direction = "client"
+	FromServer Direction = "server"
+)
+
+// Interaction is one unit of a session. Exactly one of Request, Notification
+// and Raw is set:
+//
+//   - Request: a request sent by From (a client request, or a server-to-client
+//     request that belonged to no client request), then Exchange, the messages
+//     that passed while it was pending and belong to it, then Response, the
+//     answer of the other side (nil when none came).
+//   - Notification: a notification sent by From outside any request (a client's
+//     notifications/initialized; a server's notifications/tools/list_changed).
+//   - Raw: a line from From that was not JSON-RPC, kept as text.
+type Interaction struct {
+	From         Direction       `json:"from"`
+	AtMs         Millis          `json:"atMs"`
+	Request      json.RawMessage `json:"request,omitempty"`
+	Notification json.RawMessage `json:"notification,omitempty"`
+	Raw          *string         `json:"raw,omitempty"`
+	// Batch is a number shared by the messages that arrived in one JSON-RPC
+	// batch (2025-03-26); 0 for a message sent alone.
+	Batch    int       `json:"batch,omitempty"`
+	Exchange []Message `json:"exchange,omitempty"`
+	Response *Message  `json:"response,omitempty"`
+	// Match configures matching for this interaction (package matcher).
+	Match json.RawMessage `json:"match,omitempty"`
+	// Times limits how often the interaction answers in replay: 0 means the
+	// default repeat rule (first unused, then the last one again), n > 0 at
+	// most n times, -1 always.
+	Times int `json:"times,omitempty"`
+}
+
+// Message is one message inside an interaction: a JSON-RPC message, or a raw
+// line that did not parse.
+type Message struct {
+	From    Direction       `json:"from"`
+	AtMs    Millis          `json:"atMs"`
+	Message json.RawMessage `json:"message,omitempty"`
+	Raw     *string         `json:"raw,omitempty"`
+}
+
+// Kind says which of an interaction's forms is set.
+func (in *Interaction) Kind() string {
+	switch {
+	case in.Request != nil:
+		return "request"
+	case in.Notification != nil:
+		return "notification"
+	case in.Raw != nil:
+		return "raw"
+	}
+	return "empty"
+}
+
+// Millis is a time offset from the start of the recording, in milliseconds,
+// written with at most three decimals (microseconds).
+type Millis float64
+
+// MarshalJSON writes the offset rounded to the microsecond.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	v := math.Round(float64(m)*1000) / 1000
+	return strconv.AppendFloat(nil, v, 'f', -1, 64), nil
+}

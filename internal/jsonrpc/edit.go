@@ -1,0 +1,220 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// This file edits raw JSON in place: it finds the span of one member of an
+// object and splices a new value in, so that rewriting an id or a progress
+// token leaves every other byte of a recorded message as it was.
+
+var errNotObject = errors.New("not a JSON object")
+
+// Member returns the raw value of the member key of the object raw, or nil
+// when raw is an object without it.
+func Member(raw json.RawMessage, key string) (json.RawMessage, error) {
+	start, end, _, err := memberSpan(raw, key)
+	if err != nil || start < 0 {
+		return nil, err
+	}
+	return raw[start:end], nil
+}
+
+// SetMember returns raw with the value at path (a chain of object keys)
+// replaced by value, or added to the innermost object when absent. Objects
+// along the path must exist.
+func SetMember(raw json.RawMessage, value json.RawMessage, path ...string) (json.RawMessage, error) {
+	if len(path) == 0 {
+		return value, nil
+	}
+	start, end, closeAt, err := memberSpan(raw, path[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path[0], err)
+	}
+	if start < 0 {
+		if len(path) > 1 {
+			return nil, fmt.Errorf("%s: no such member", path[0])
+		}
+		key, _ := json.Marshal(path[0])
+		out := make([]byte, 0, len(raw)+len(key)+len(value)+2)
+		out = append(out, raw[:closeAt]...)
+		if bytes.IndexByte(bytes.TrimSpace(raw[1:closeAt]), '"') >= 0 {
+			out = append(out, ',')
+		}
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, value...)
+		return append(out, raw[closeAt:]...), nil
+	}
+	inner, err := SetMember(raw[start:end], value, path[1:]...)
+	if err != nil {
+		return nil, fmt.Errorf("%s.%w", path[0], err)
+	}
+	out := make([]byte, 0, len(raw)-(end-start)+len(inner))
+	out = append(out, raw[:start]...)
+	out = append(out, inner...)
+	return append(out, raw[end:]...), nil
+}
+
+// DeleteMember returns raw without the top-level member key (raw itself when
+// it has no such member).
+func DeleteMember(raw json.RawMessage, key string) (json.RawMessage, error) {
+	start, end, _, err := memberSpan(raw, key)
+	if err != nil || start < 0 {
+		return raw, err
+	}
+	// Walk back over the key, the colon and the comma before it; or, for the
+	// first member, forward over the comma after it.
+	ks := bytes.LastIndexByte(raw[:start], ':')
+	ks = lastQuoteStart(raw[:ks])
+	before := bytes.TrimRight(raw[:ks], " \t\r\n")
+	after := raw[end:]
+	if before[len(before)-1] == ',' {
+		before = before[:len(before)-1]
+	} else {
+		after = bytes.TrimLeft(after, " \t\r\n")
+		if len(after) > 0 && after[0] == ',' {
+			after = after[1:]
+		}
+	}
+	out := make([]byte, 0, len(before)+len(after))
+	out = append(out, before...)
+	return append(out, after...), nil
+}
+
+// lastQuoteStart finds the opening quote of the string that ends raw.
+func lastQuoteStart(raw []byte) int {
+	i := bytes.LastIndexByte(raw, '"') // closing quote
+	for j := i - 1; j >= 0; j-- {
+		if raw[j] == '"' {
+			k := j - 1
+			for k >= 0 && raw[k] == '\\' {
+				k--
+			}
+			if (j-k-1)%2 == 0 {
+				return j
+			}
+		}
+	}
+	return 0
+}
+
+// memberSpan scans the object raw for key and returns the value's span, or
+// start = -1 when absent; closeAt is the offset of the closing brace.
+func memberSpan(raw []byte, key string) (start, end, closeAt int, err error) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return -1, -1, -1, errNotObject
+	}
+	i++
+	start = -1
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return -1, -1, -1, errors.New("unexpected end of object")
+		}
+		if raw[i] == '}' {
+			if start < 0 {
+				return -1, -1, i, nil
+			}
+			return start, end, i, nil
+		}
+		if raw[i] == ',' {
+			i++
+			continue
+		}
+		ke, err := skipValue(raw, i)
+		if err != nil {
+			return -1, -1, -1, err
+		}
+		k := raw[i:ke]
+		i = skipSpace(raw, ke)
+		if i >= len(raw) || raw[i] != ':' {
+			return -1, -1, -1, errors.New("expected ':' in object")
+		}
+		vs := skipSpace(raw, i+1)
+		ve, err := skipValue(raw, vs)
+		if err != nil {
+			return -1, -1, -1, err
+		}
+		if keyEquals(k, key) {
+			start, end = vs, ve // the last duplicate wins, as in encoding/json
+		}
+		i = ve
+	}
+}
+
+func keyEquals(quoted []byte, key string) bool {
+	if len(quoted) == len(key)+2 && string(quoted[1:len(quoted)-1]) == key {
+		return true
+	}
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return false
+	}
+	var s string
+	return json.Unmarshal(quoted, &s) == nil && s == key
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just past the JSON value that starts at i.
+// It trusts raw to be valid JSON (it was checked when it was parsed) and only
+// tracks strings and nesting.
+func skipValue(raw []byte, i int) (int, error) {
+	if i >= len(raw) {
+		return 0, errors.New("unexpected end of JSON")
+	}
+	switch raw[i] {
+	case '"':
+		for j := i + 1; j < len(raw); j++ {
+			switch raw[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, nil
+			}
+		}
+		return 0, errors.New("unterminated string")
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				e, err := skipValue(raw, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errors.New("unterminated object or array")
+	default:
+		j := i
+		for j < len(raw) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(raw[j])) {
+			j++
+		}
+		if j == i {
+			return 0, fmt.Errorf("unexpected %q", raw[i])
+		}
+		return j, nil
+	}
+}
+
+func replaceMember(raw json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	return SetMember(raw, value, key)
+}

@@ -1,0 +1,268 @@
+// Package jsonrpc holds the JSON-RPC 2.0 wire details that mcpmock shares
+// between its tap and its replay server: messages and their ids, error codes,
+// batches, newline-delimited framing for stdio and event framing for SSE.
+//
+// A message is kept as the bytes that arrived. [Parse] looks inside once and
+// records what the rest of mcpmock needs (kind, id, method, params, result,
+// error) as sub-slices of those bytes, so that forwarding and replaying never
+// re-encode what they did not change.
+//
+//	msg, err := jsonrpc.Parse(line)
+//	if err != nil { ... answer -32700 ... }
+//	if msg.Kind() == jsonrpc.KindRequest { ... msg.Method, msg.ID ... }
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// JSON-RPC 2.0 error codes, and the ones MCP adds.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Kind says what a message is.
+type Kind int
+
+// The kinds of message. A message with a method and an id is a request, one
+// with a method and no id a notification, one with a result or an error a
+// response.
+const (
+	KindInvalid Kind = iota
+	KindRequest
+	KindNotification
+	KindResponse
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	}
+	return "invalid"
+}
+
+// ID is a JSON-RPC id kept as its compact JSON text: `1` and `"1"` are
+// different ids, as the specification says. The zero ID means "no id".
+type ID string
+
+// IsZero reports whether the id is absent.
+func (id ID) IsZero() bool { return id == "" }
+
+// Raw returns the id as JSON; an absent id is written as null.
+func (id ID) Raw() json.RawMessage {
+	if id == "" {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(id)
+}
+
+// IntID returns the id for a number.
+func IntID(n int64) ID { return ID(strconv.FormatInt(n, 10)) }
+
+// Message is one parsed JSON-RPC message. Raw holds the bytes as they
+// arrived; the other fields are views into it (Params, Result and Error are
+// raw JSON, nil when absent).
+type Message struct {
+	Raw     json.RawMessage
+	ID      ID
+	Method  string
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   *Error
+	hasID   bool
+	version string
+}
+
+// Kind classifies the message.
+func (m *Message) Kind() Kind {
+	switch {
+	case m.Method != "" && m.hasID:
+		return KindRequest
+	case m.Method != "":
+		return KindNotification
+	case m.Result != nil || m.Error != nil:
+		return KindResponse
+	}
+	return KindInvalid
+}
+
+// wire is the decoding shape of a message.
+type wire struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// ErrNotObject is returned by Parse for JSON that is not an object.
+var ErrNotObject = errors.New("jsonrpc: message is not a JSON object")
+
+// Parse decodes one message (not a batch). A syntax error is reported as a
+// *json.SyntaxError wrapped in the returned error; a message that is JSON but
+// not a valid JSON-RPC message returns the Message (as far as it could be
+// read) together with an *Error whose code is CodeInvalidRequest.
+func Parse(data []byte) (*Message, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		if len(data) > 0 && !json.Valid(data) {
+			return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
+		}
+		return nil, ErrNotObject
+	}
+	var w wire
+	if err := json.Unmarshal(data, &w); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("jsonrpc: parse: %w", err)
+		}
+		return &Message{Raw: data}, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
+	}
+	m := &Message{Raw: data, Params: w.Params, Result: w.Result}
+	if w.JSONRPC != nil {
+		m.version = *w.JSONRPC
+	}
+	if w.ID != nil {
+		m.hasID = true
+		m.ID = ID(w.ID)
+	}
+	if w.Method != nil {
+		m.Method = *w.Method
+	}
+	if w.Error != nil && string(w.Error) != "null" {
+		var e Error
+		if err := json.Unmarshal(w.Error, &e); err != nil {
+			return m, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: error member: " + err.Error()}
+		}
+		m.Error = &e
+	}
+	return m, m.validate(w)
+}
+
+func syntaxError(data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return errors.New("invalid JSON")
+	}
+	return err
+}
+
+// validate checks the rules of JSON-RPC 2.0 that a receiver must enforce.
+func (m *Message) validate(w wire) error {
+	invalid := func(why string) error {
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + why}
+	}
+	if m.version != "2.0" {
+		return invalid(`"jsonrpc" must be "2.0"`)
+	}
+	if m.hasID {
+		switch c := m.ID[0]; {
+		case c == '"', c == '-', c >= '0' && c <= '9':
+		case string(m.ID) == "null":
+			if m.Method != "" {
+				return invalid("a request id must be a string or a number")
+			}
+		default:
+			return invalid("id must be a string or a number")
+		}
+	}
+	if w.Method != nil {
+		if m.Method == "" {
+			return invalid(`"method" must not be empty`)
+		}
+		if m.Result != nil || m.Error != nil {
+			return invalid("a request carries no result or error")
+		}
+		if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' {
+			return invalid(`"params" must be an object or an array`)
+		}
+		return nil
+	}
+	if m.Result == nil && m.Error == nil {
+		return invalid(`a message needs "method", "result" or "error"`)
+	}
+	if m.Result != nil && m.Error != nil {
+		return invalid(`a response has "result" or "error", not both`)
+	}
+	if !m.hasID {
+		return invalid("a response needs an id")
+	}
+	return nil
+}
+
+// Error is a JSON-RPC error object. It implements error.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// Response encodes a success response with the given id and raw result,
+// without re-encoding the result.
+func Response(id ID, result json.RawMessage) []byte {
+	b := make([]byte, 0, len(result)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// ErrorResponse encodes an error response. An absent id is written as null,
+// as JSON-RPC asks when the request's id could not be read.
+func ErrorResponse(id ID, e *Error) []byte {
+	ej, err := json.Marshal(e)
+	if err != nil {
+		panic(err) // an Error always encodes
+	}
+	b := make([]byte, 0, len(ej)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"error":`...)
+	b = append(b, ej...)
+	return append(b, '}')
+}
+
+// Request encodes a request (or, with a zero id, a notification) with raw
+// params; nil params are left out.
+func Request(id ID, method string, params json.RawMessage) []byte {
+	m, _ := json.Marshal(method)
+	b := make([]byte, 0, len(params)+len(m)+48)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if !id.IsZero() {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	b = append(b, m...)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// WithID returns a copy of a raw message whose top-level "id" member is
+// replaced by id (or added, when absent). The rest of the message keeps its
+// bytes.
+func WithID(raw json.RawMessage, id ID) (json.RawMessage, error) {
+	return replaceMember(raw, "id", id.Raw())
+}

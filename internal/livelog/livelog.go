@@ -1,0 +1,201 @@
+// Package livelog turns JSON-RPC messages into the live log lines that
+// mcpmock writes to stderr: one readable line per message (direction, id,
+// method, tool, short arguments, latency, errors marked), carried by log/slog
+// so that the command line can pick a text or a JSON handler.
+package livelog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// Directions as they appear in the log.
+const (
+	ToServer = "→" // client to server
+	ToClient = "←" // server to client
+)
+
+// Message logs one message. latency is the time since the matching request
+// for a response (0 otherwise); note is appended in brackets (for example
+// "replayed #4" or "no match").
+func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Duration, note string) {
+	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
+	var sb strings.Builder
+	sb.WriteString(dir)
+	if !msg.ID.IsZero() {
+		sb.WriteString(" ")
+		sb.WriteString(string(msg.ID))
+		attrs = append(attrs, slog.String("id", string(msg.ID)))
+	}
+	level := slog.LevelInfo
+	switch msg.Kind() {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+		sb.WriteString(" " + msg.Method)
+		attrs = append(attrs, slog.String("method", msg.Method))
+		if tool, args := toolCall(msg); tool != "" {
+			sb.WriteString(" " + tool + " " + short(args, 80))
+			attrs = append(attrs, slog.String("tool", tool), slog.String("args", short(args, 200)))
+		} else if msg.Method != "tools/call" && len(msg.Params) > 0 && !strings.HasPrefix(msg.Method, "notifications/") {
+			if p := short(withoutMeta(msg.Params), 60); p != "{}" {
+				sb.WriteString(" " + p)
+			}
+		}
+	case jsonrpc.KindResponse:
+		if msg.Error != nil {
+			level = slog.LevelWarn
+			fmt.Fprintf(&sb, " ✗ error %d: %s", msg.Error.Code, firstLine(msg.Error.Message))
+			attrs = append(attrs, slog.Int("error", msg.Error.Code), slog.String("message", msg.Error.Message))
+		} else if text, isErr := toolError(msg.Result); isErr {
+			level = slog.LevelWarn
+			sb.WriteString(" ✗ tool error: " + short([]byte(strconvQuote(text)), 80))
+			attrs = append(attrs, slog.Bool("isError", true))
+		} else {
+			sb.WriteString(" result " + short(msg.Result, 60))
+		}
+	default:
+		sb.WriteString(" invalid message " + short(msg.Raw, 80))
+	}
+	if latency > 0 {
+		fmt.Fprintf(&sb, " (%s)", roundLatency(latency))
+		attrs = append(attrs, slog.Float64("latencyMs", float64(latency.Microseconds())/1000))
+	}
+	if note != "" {
+		sb.WriteString(" [" + note + "]")
+		attrs = append(attrs, slog.String("note", note))
+	}
+	l.LogAttrs(context.Background(), level, sb.String(), attrs...)
+}
+
+// Raw logs a line that is not JSON-RPC.
+func Raw(l *slog.Logger, dir string, line []byte, why string) {
+	if l == nil {
+		return
+	}
+	l.LogAttrs(context.Background(), slog.LevelWarn, fmt.Sprintf("%s ✗ not JSON-RPC (%s): %s", dir, why, short(line, 80)),
+		slog.String("dir", dirName(dir)), slog.String("kind", "raw"), slog.String("error", why))
+}
+
+func dirName(dir string) string {
+	if dir == ToServer {
+		return "client→server"
+	}
+	return "server→client"
+}
+
+func toolCall(msg *jsonrpc.Message) (tool string, args json.RawMessage) {
+	if msg.Method != "tools/call" {
+		return "", nil
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return "", nil
+	}
+	if p.Arguments == nil {
+		p.Arguments = json.RawMessage("{}")
+	}
+	return p.Name, p.Arguments
+}
+
+func toolError(result json.RawMessage) (string, bool) {
+	if !bytes.Contains(result, []byte(`"isError"`)) {
+		return "", false
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(result, &r) != nil || !r.IsError {
+		return "", false
+	}
+	if len(r.Content) > 0 {
+		return r.Content[0].Text, true
+	}
+	return "", true
+}
+
+func withoutMeta(params json.RawMessage) json.RawMessage {
+	out, err := jsonrpc.DeleteMember(params, "_meta")
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+func short(raw []byte, max int) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		buf.Reset()
+		buf.Write(raw)
+	}
+	s := buf.String()
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func roundLatency(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// TextHandler is a slog.Handler for people: each record is one line,
+// "mcpmock: " followed by the message, without attributes. It is safe for
+// concurrent use.
+type TextHandler struct {
+	mu *sync.Mutex // guards w
+	w  io.Writer
+}
+
+// NewTextHandler returns a TextHandler writing to w.
+func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{mu: new(sync.Mutex), w: w} }
+
+func (h *TextHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
+	line := "mcpmock: " + r.Message + "\n"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, line)
+	return err
+}
+
+func (h *TextHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *TextHandler) WithGroup(string) slog.Handler      { return h }
+
+// Discard is a logger that writes nothing.
+var Discard = slog.New(slog.DiscardHandler)

@@ -1,0 +1,195 @@
+// Package replayer plays a cassette back as an MCP server.
+//
+// The Engine knows no transport: a Session takes one incoming client message
+// and returns a Plan, the steps a real server would take in answer (send this
+// message, wait for the client's reply to that request, ...). Front ends
+// carry plans out: Serve speaks newline-delimited JSON-RPC on any reader and
+// writer (stdio, a pipe, an in-memory connection).
+//
+//	c, _ := cassettes.Load("weather.json")
+//	e, _ := replayer.New(c, nil)
+//	err := e.Serve(ctx, os.Stdin, os.Stdout)
+package replayer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/matcher"
+)
+
+// CodeNoMatch is the JSON-RPC error code of a request whose method occurs in
+// the cassette but that no recorded request matches. (A method that never
+// occurs gets jsonrpc.CodeMethodNotFound, -32601.) It lies in the range that
+// MCP leaves to implementations.
+const CodeNoMatch = -32010
+
+// ErrNoMatch is the error a Miss wraps.
+var ErrNoMatch = errors.New("no recorded interaction matches")
+
+// Options configure an Engine. The zero value (or nil) is the default.
+type Options struct {
+	// Matcher decides which recorded requests match a live one; nil means
+	// matcher.Default().
+	Matcher matcher.Matcher
+	// Strict makes every recorded interaction answer at most once (or its
+	// "times"), so a repeated request is a miss instead of answering the
+	// last match again.
+	Strict bool
+	// ReplyTimeout bounds the wait for the client's reply to a replayed
+	// server-to-client request; 0 means 30 seconds.
+	ReplyTimeout time.Duration
+	// Logger receives the live log; nil means silent.
+	Logger *slog.Logger
+	// OnMiss, if set, is called for every request that matched nothing.
+	OnMiss func(Miss)
+}
+
+// Engine holds a cassette prepared for replay. It is safe for concurrent use
+// by any number of sessions.
+type Engine struct {
+	opts     Options
+	cassette *cassettes.Cassette
+	matcher  matcher.Matcher
+	keyer    matcher.Keyer // non-nil when the matcher is key-based
+
+	requests  []*recorded         // client requests, in recorded order
+	byMethod  map[string][]int    // method → indexes into requests
+	byKey     map[string][]int    // matcher key → indexes (keyer only)
+	followers map[int][]*followup // server-initiated items after request i (-1: before any)
+	discover  *recorded           // a recorded successful server/discover, for a synthesized initialize
+
+	stats struct {
+		messages, matched, unmatched atomic.Int64
+	}
+	usedMu sync.Mutex   // guards used
+	used   map[int]bool // requests answered at least once by any session
+}
+
+// recorded is one recorded client request, ready to match and answer.
+type recorded struct {
+	index       int // position in cassette.Interactions
+	req         matcher.Request
+	interaction *cassettes.Interaction
+}
+
+// followup is a server message that belongs to no request: a notification,
+// a server-to-client request, or a raw line.
+type followup struct {
+	raw     []byte
+	request bool // a server-to-client request: gets a fresh id
+}
+
+// New prepares a cassette for replay.
+func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
+	e := &Engine{cassette: c, byMethod: map[string][]int{}, followers: map[int][]*followup{}, used: map[int]bool{}}
+	if opts != nil {
+		e.opts = *opts
+	}
+	if e.opts.ReplyTimeout == 0 {
+		e.opts.ReplyTimeout = 30 * time.Second
+	}
+	if e.opts.Logger == nil {
+		e.opts.Logger = livelog.Discard
+	}
+	e.matcher = e.opts.Matcher
+	if e.matcher == nil {
+		e.matcher = matcher.Default()
+	}
+	e.keyer, _ = e.matcher.(matcher.Keyer)
+	if e.keyer != nil {
+		e.byKey = map[string][]int{}
+	}
+	last := -1
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		switch {
+		case in.From == cassettes.FromClient && in.Request != nil:
+			msg, err := jsonrpc.Parse(in.Request)
+			if err != nil {
+				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
+			}
+			r := &recorded{index: i, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
+			n := len(e.requests)
+			e.requests = append(e.requests, r)
+			e.byMethod[msg.Method] = append(e.byMethod[msg.Method], n)
+			if e.keyer != nil {
+				k := e.keyer.Key(r.req)
+				e.byKey[k] = append(e.byKey[k], n)
+			}
+			if msg.Method == "server/discover" && e.discover == nil && in.Response != nil && isResult(in.Response.Message) {
+				e.discover = r
+			}
+			last = n
+		case in.From == cassettes.FromServer && in.Request != nil:
+			e.followers[last] = append(e.followers[last], &followup{raw: in.Request, request: true})
+		case in.From == cassettes.FromServer && in.Notification != nil:
+			e.followers[last] = append(e.followers[last], &followup{raw: in.Notification})
+		case in.From == cassettes.FromServer && in.Raw != nil:
+			e.followers[last] = append(e.followers[last], &followup{raw: []byte(*in.Raw)})
+		}
+	}
+	return e, nil
+}
+
+func isResult(raw json.RawMessage) bool {
+	m, err := jsonrpc.Parse(raw)
+	return err == nil && m.Kind() == jsonrpc.KindResponse && m.Error == nil
+}
+
+// Stats are the engine's counters over all its sessions.
+type Stats struct {
+	// Messages counts the messages received from clients.
+	Messages int64
+	// Matched and Unmatched count requests answered from the cassette and
+	// requests that matched nothing.
+	Matched, Unmatched int64
+	// Unused counts recorded client requests that no session used.
+	Unused int
+}
+
+// Stats returns the counters so far.
+func (e *Engine) Stats() Stats {
+	e.usedMu.Lock()
+	used := len(e.used)
+	e.usedMu.Unlock()
+	return Stats{
+		Messages:  e.stats.messages.Load(),
+		Matched:   e.stats.matched.Load(),
+		Unmatched: e.stats.unmatched.Load(),
+		Unused:    len(e.requests) - used,
+	}
+}
+
+// Summary is the one-line summary printed at exit.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d messages, %d matched, %d unmatched, %d unused", s.Messages, s.Matched, s.Unmatched, s.Unused)
+}
+
+// Unused returns the cassette positions (1-based) of the recorded client
+// requests that no session has used, in recorded order.
+func (e *Engine) Unused() []int {
+	e.usedMu.Lock()
+	defer e.usedMu.Unlock()
+	var out []int
+	for _, r := range e.requests {
+		if !e.used[r.index] {
+			out = append(out, r.index+1)
+		}
+	}
+	return out
+}
+
+func (e *Engine) markUsed(r *recorded) {
+	e.usedMu.Lock()
+	e.used[r.index] = true
+	e.usedMu.Unlock()
+}

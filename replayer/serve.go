@@ -1,0 +1,283 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// Serve replays the cassette to one client speaking newline-delimited
+// JSON-RPC (the stdio transport) on r and w, as one session. It returns when
+// r reaches EOF (nil) or ctx ends, after the answers in flight are written.
+// Requests are answered concurrently, as a real server may.
+func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	return e.ServeSession(ctx, e.NewSession(), r, w)
+}
+
+// ServeSession is Serve with a session made by the caller.
+func (e *Engine) ServeSession(ctx context.Context, s *Session, r io.Reader, w io.Writer) error {
+	c := &conn{e: e, s: s, out: w, inflight: map[jsonrpc.ID]context.CancelCauseFunc{}}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	lr := jsonrpc.NewLineReader(r, 0)
+	var readErr error
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := lr.ReadLine()
+			var tooLong *jsonrpc.LineTooLongError
+			switch {
+			case errors.As(err, &tooLong):
+				livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())
+				c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + tooLong.Error()}))
+				continue
+			case err != nil:
+				if err != io.EOF {
+					readErr = err
+				}
+				return
+			}
+			select {
+			case lines <- append([]byte(nil), line...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+loop:
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				break loop
+			}
+			c.receive(ctx, line)
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	// The client is gone or ctx ended: answers still in flight are written,
+	// but nobody will reply to server-to-client requests any more.
+	stop()
+	c.wg.Wait()
+	if readErr != nil {
+		return readErr
+	}
+	return nil
+}
+
+// conn is one stream-connected client.
+type conn struct {
+	e *Engine
+	s *Session
+
+	outMu sync.Mutex // guards out
+	out   io.Writer
+
+	mu       sync.Mutex // guards inflight
+	inflight map[jsonrpc.ID]context.CancelCauseFunc
+	wg       sync.WaitGroup // plans being carried out
+}
+
+func (c *conn) send(msg []byte) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), '\n')
+	c.out.Write(buf)
+}
+
+// receive handles one line: a message or a batch.
+func (c *conn) receive(ctx context.Context, line []byte) {
+	elems, batch, err := jsonrpc.SplitBatch(line)
+	if err != nil {
+		livelog.Raw(c.e.opts.Logger, livelog.ToServer, line, "parse error")
+		c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
+		return
+	}
+	if batch && len(elems) == 0 {
+		c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"}))
+		return
+	}
+	if !batch {
+		c.handle(ctx, elems[0], nil)
+		return
+	}
+	// A batch: answers go back together in one array, once all are ready.
+	var (
+		mu        sync.Mutex
+		responses [][]byte
+		wg        sync.WaitGroup
+	)
+	collect := func(msg []byte) {
+		mu.Lock()
+		responses = append(responses, msg)
+		mu.Unlock()
+	}
+	for _, el := range elems {
+		wg.Add(1)
+		c.handle(ctx, el, func(msg []byte) { collect(msg) }, wg.Done)
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		wg.Wait()
+		if len(responses) > 0 {
+			c.send(jsonrpc.JoinBatch(responses))
+		}
+	}()
+}
+
+// handle handles one message. respond, if non-nil, takes the response
+// instead of the stream (for batches); done, if given, is called when the
+// message is fully handled.
+func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), done ...func()) {
+	finish := func() {
+		for _, d := range done {
+			d()
+		}
+	}
+	if respond == nil {
+		respond = c.send
+	}
+	log := c.e.opts.Logger
+	msg, err := jsonrpc.Parse(raw)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && msg != nil {
+			livelog.Raw(log, livelog.ToServer, raw, rpcErr.Message)
+			id := msg.ID
+			if msg.Kind() == jsonrpc.KindInvalid || !validID(id) {
+				id = ""
+			}
+			c.e.stats.messages.Add(1)
+			respond(jsonrpc.ErrorResponse(id, rpcErr))
+		} else {
+			livelog.Raw(log, livelog.ToServer, raw, "parse error")
+			c.e.stats.messages.Add(1)
+			respond(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
+		}
+		finish()
+		return
+	}
+	switch msg.Kind() {
+	case jsonrpc.KindResponse:
+		livelog.Message(log, livelog.ToServer, msg, 0, "")
+		c.s.Deliver(msg)
+		finish()
+		return
+	case jsonrpc.KindNotification:
+		livelog.Message(log, livelog.ToServer, msg, 0, "")
+		c.s.Handle(msg)
+		if msg.Method == "notifications/cancelled" {
+			c.cancel(msg)
+		}
+		finish()
+		return
+	}
+	start := time.Now()
+	note := ""
+	plan := c.s.Handle(msg)
+	switch {
+	case plan.Miss != nil:
+		note = "no match"
+		log.Warn("mcpmock: " + plan.Miss.Report())
+	case plan.Interaction > 0:
+		note = "replayed #" + strconv.Itoa(plan.Interaction)
+	}
+	livelog.Message(log, livelog.ToServer, msg, 0, note)
+	rctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	c.inflight[msg.ID] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer finish()
+		defer func() {
+			cancel(nil)
+			c.mu.Lock()
+			delete(c.inflight, msg.ID)
+			c.mu.Unlock()
+		}()
+		c.run(rctx, plan, start, respond)
+	}()
+}
+
+// run carries out a plan. When the request is cancelled, what is left of
+// the plan is dropped.
+func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond func([]byte)) {
+	log := c.e.opts.Logger
+	for _, st := range plan.Steps {
+		switch st.Kind {
+		case StepSend:
+			if m, err := jsonrpc.Parse(st.Message); err == nil {
+				var lat time.Duration
+				if st.Response {
+					lat = time.Since(start)
+				}
+				livelog.Message(log, livelog.ToClient, m, lat, "")
+			} else {
+				livelog.Raw(log, livelog.ToClient, st.Message, "as recorded")
+			}
+			if st.Response {
+				respond(st.Message)
+			} else {
+				c.send(st.Message)
+			}
+		case StepAwaitReply:
+			if _, err := c.s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
+				log.Warn("mcpmock: " + err.Error())
+			}
+		case StepDelay:
+			t := time.NewTimer(st.Delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		if ctx.Err() != nil && c.cancelled(ctx) {
+			return
+		}
+	}
+}
+
+// cancelled tells a request cancelled by the client (drop the rest) from a
+// session that ends (finish what was planned).
+func (c *conn) cancelled(ctx context.Context) bool {
+	return context.Cause(ctx) == errCancelledByClient
+}
+
+var errCancelledByClient = errors.New("cancelled by the client")
+
+func (c *conn) cancel(msg *jsonrpc.Message) {
+	id, err := jsonrpc.Member(msg.Params, "requestId")
+	if err != nil || id == nil {
+		return
+	}
+	c.mu.Lock()
+	cancel, ok := c.inflight[jsonrpc.ID(id)]
+	c.mu.Unlock()
+	if ok {
+		cancel(errCancelledByClient)
+	}
+}
+
+func validID(id jsonrpc.ID) bool {
+	if id == "" {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}

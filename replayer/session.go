@@ -1,0 +1,472 @@
+package replayer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/matcher"
+)
+
+// StepKind says what a plan step does.
+type StepKind int
+
+// The kinds of step.
+const (
+	// StepSend sends Message to the client.
+	StepSend StepKind = iota
+	// StepAwaitReply waits until the client replies to the server-to-client
+	// request with id ReplyID (or the session's reply timeout passes).
+	StepAwaitReply
+	// StepDelay waits for Delay.
+	StepDelay
+)
+
+// Step is one action of a plan.
+type Step struct {
+	Kind    StepKind
+	Message []byte
+	// Response marks the message that answers the client's request (the
+	// one a front end puts into a batch answer, or into the HTTP response).
+	Response bool
+	ReplyID  jsonrpc.ID
+	Delay    time.Duration
+}
+
+// Plan is what a session does in answer to one client message.
+type Plan struct {
+	Steps []Step
+	// Interaction is the 1-based cassette position of the recorded
+	// interaction that answers, 0 for none.
+	Interaction int
+	// Miss is set when the request matched nothing.
+	Miss *Miss
+}
+
+// Session is one client's replay state: which recorded interactions it has
+// used, the server-to-client requests it awaits replies to. Its methods are
+// safe for concurrent use.
+type Session struct {
+	e *Engine
+
+	mu        sync.Mutex                      // guards the fields below
+	used      map[int]int                     // recorded request → times answered
+	fired     map[int]bool                    // followers already sent
+	nextID    int64                           // for server-to-client requests
+	awaiting  map[jsonrpc.ID]chan struct{}    // server-to-client requests awaiting a reply
+	replied   map[jsonrpc.ID]*jsonrpc.Message // replies received
+	firstDone bool
+}
+
+// NewSession starts a session with fresh replay state.
+func (e *Engine) NewSession() *Session {
+	return &Session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{}}
+}
+
+// Handle returns the plan that answers one client request or notification.
+// For a client's response (a reply to a server-to-client request), use
+// Deliver instead.
+func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
+	s.e.stats.messages.Add(1)
+	if msg.Kind() != jsonrpc.KindRequest {
+		return &Plan{}
+	}
+	live := matcher.Request{Method: msg.Method, Params: msg.Params}
+	r, miss := s.choose(live)
+	if r == nil {
+		if plan := s.synthesize(msg); plan != nil {
+			s.e.stats.matched.Add(1)
+			return plan
+		}
+		s.e.stats.unmatched.Add(1)
+		if s.e.opts.OnMiss != nil {
+			s.e.opts.OnMiss(*miss)
+		}
+		return &Plan{Miss: miss, Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.RPCError())}}}
+	}
+	s.e.stats.matched.Add(1)
+	s.e.markUsed(r)
+	return s.answer(msg, r)
+}
+
+// choose finds the recorded request that answers live: among the matches,
+// exact ones before looser ones, then the first unused in recorded order;
+// once all are used, the last one again (unless strict or limited by times).
+func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
+	e := s.e
+	var matches []int
+	if e.keyer != nil {
+		matches = e.byKey[e.keyer.Key(live)]
+	} else {
+		var loose []int
+		for _, n := range e.byMethod[live.Method] {
+			res := e.matcher.Match(e.requests[n].req, live)
+			switch {
+			case res.Match && res.Exact:
+				matches = append(matches, n)
+			case res.Match:
+				loose = append(loose, n)
+			}
+		}
+		matches = append(matches, loose...)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	again := -1
+	for _, n := range matches {
+		used, times := s.used[n], e.requests[n].interaction.Times
+		switch {
+		case times < 0, times > 0 && used < times, times == 0 && used == 0:
+			s.used[n]++
+			return e.requests[n], nil
+		case times == 0 && !e.opts.Strict:
+			again = n
+		}
+	}
+	if again >= 0 {
+		s.used[again]++
+		return e.requests[again], nil
+	}
+	return nil, e.explain(live, len(matches) > 0)
+}
+
+// answer builds the plan of a matched request: the recorded exchange with
+// live ids and tokens, the response under the live id, then the server
+// messages recorded after it that belong to no request.
+func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
+	in := r.interaction
+	plan := &Plan{Interaction: r.index + 1}
+	token := progressToken(msg.Params)
+	for _, m := range in.Exchange {
+		if m.From != cassettes.FromServer {
+			continue // the client's replies: the live client sends its own
+		}
+		if m.Raw != nil {
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw)})
+			continue
+		}
+		sm, err := jsonrpc.Parse(m.Message)
+		if err != nil {
+			continue
+		}
+		switch sm.Kind() {
+		case jsonrpc.KindNotification:
+			out := []byte(m.Message)
+			if sm.Method == "notifications/progress" {
+				if token == nil {
+					continue // the live client asked for no progress
+				}
+				if out, err = jsonrpc.SetMember(out, token, "params", "progressToken"); err != nil {
+					continue
+				}
+			}
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out})
+		case jsonrpc.KindRequest:
+			id := s.freshID()
+			out, err := jsonrpc.WithID(m.Message, id)
+			if err != nil {
+				continue
+			}
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out}, Step{Kind: StepAwaitReply, ReplyID: id})
+		}
+	}
+	if in.Response != nil && in.Response.Message != nil {
+		out, err := jsonrpc.WithID(in.Response.Message, msg.ID)
+		if err == nil {
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out})
+		}
+	} else {
+		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("mcpmock: the recorded %s (interaction %d) got no response from the server", msg.Method, r.index+1),
+		})})
+	}
+	plan.Steps = append(plan.Steps, s.followUps(r)...)
+	return plan
+}
+
+// followUps returns, once per session, the server-initiated messages
+// recorded after r (and, with the first answer, those before any request).
+func (s *Session) followUps(r *recorded) []Step {
+	pos := slices.Index(s.e.requests, r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []int
+	if !s.firstDone {
+		s.firstDone = true
+		keys = append(keys, -1)
+	}
+	keys = append(keys, pos)
+	var steps []Step
+	for _, k := range keys {
+		if s.fired[k] || len(s.e.followers[k]) == 0 {
+			continue
+		}
+		s.fired[k] = true
+		for _, f := range s.e.followers[k] {
+			out := f.raw
+			if f.request {
+				s.nextID++
+				var err error
+				if out, err = jsonrpc.WithID(f.raw, jsonrpc.IntID(s.nextID)); err != nil {
+					continue
+				}
+			}
+			steps = append(steps, Step{Kind: StepSend, Message: out})
+		}
+	}
+	return steps
+}
+
+func (s *Session) freshID() jsonrpc.ID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	id := jsonrpc.IntID(s.nextID)
+	s.awaiting[id] = make(chan struct{})
+	return id
+}
+
+// Deliver hands the session a response from the client (a reply to a
+// server-to-client request). It reports whether a request awaited it.
+func (s *Session) Deliver(msg *jsonrpc.Message) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.awaiting[msg.ID]
+	if !ok {
+		return false
+	}
+	delete(s.awaiting, msg.ID)
+	s.replied[msg.ID] = msg
+	close(ch)
+	return true
+}
+
+// AwaitReply waits for the client's reply to the server-to-client request
+// id, until ctx ends or the engine's reply timeout passes.
+func (s *Session) AwaitReply(ctx context.Context, id jsonrpc.ID) (*jsonrpc.Message, error) {
+	s.mu.Lock()
+	ch, ok := s.awaiting[id]
+	reply := s.replied[id]
+	s.mu.Unlock()
+	if !ok {
+		return reply, nil
+	}
+	t := time.NewTimer(s.e.opts.ReplyTimeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.replied[id], nil
+	case <-t.C:
+		return nil, fmt.Errorf("replayer: no reply from the client to request %s within %v", id, s.e.opts.ReplyTimeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// synthesize answers what a real server answers although the cassette does
+// not hold it: ping, and initialize from a recorded server/discover.
+func (s *Session) synthesize(msg *jsonrpc.Message) *Plan {
+	switch {
+	case msg.Method == "ping" && len(s.e.byMethod["ping"]) == 0:
+		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
+	case msg.Method == "initialize" && len(s.e.byMethod["initialize"]) == 0 && s.e.discover != nil:
+		result, err := initializeFromDiscover(s.e.discover.interaction.Response.Message, msg.Params)
+		if err != nil {
+			return nil
+		}
+		s.e.markUsed(s.e.discover)
+		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, result)}}}
+	}
+	return nil
+}
+
+// initializeFromDiscover builds the InitializeResult that the server of a
+// recorded server/discover gives a client of the stateful era.
+func initializeFromDiscover(response json.RawMessage, params json.RawMessage) (json.RawMessage, error) {
+	var resp struct {
+		Result struct {
+			SupportedVersions []string                   `json:"supportedVersions"`
+			Capabilities      json.RawMessage            `json:"capabilities"`
+			Instructions      string                     `json:"instructions"`
+			Meta              map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(response, &resp); err != nil {
+		return nil, err
+	}
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(params, &p)
+	version := ""
+	for _, v := range resp.Result.SupportedVersions {
+		if v == p.ProtocolVersion {
+			version = v
+			break
+		}
+		if v < "2026-07-28" && v > version {
+			version = v
+		}
+	}
+	if version == "" {
+		version = "2025-11-25"
+	}
+	out := map[string]any{"protocolVersion": version, "capabilities": resp.Result.Capabilities}
+	if resp.Result.Capabilities == nil {
+		out["capabilities"] = map[string]any{}
+	}
+	if info, ok := resp.Result.Meta["io.modelcontextprotocol/serverInfo"]; ok {
+		out["serverInfo"] = info
+	} else {
+		out["serverInfo"] = map[string]string{"name": "mcpmock-replay", "version": "0"}
+	}
+	if resp.Result.Instructions != "" {
+		out["instructions"] = resp.Result.Instructions
+	}
+	return json.Marshal(out)
+}
+
+func progressToken(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 {
+		return nil
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return nil
+	}
+	tok, _ := jsonrpc.Member(meta, "progressToken")
+	return tok
+}
+
+// Miss describes a request that matched nothing.
+type Miss struct {
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	// Exhausted reports that matching interactions exist but were all used
+	// up (strict mode or "times").
+	Exhausted bool `json:"exhausted,omitempty"`
+	// Recorded reports whether the method occurs in the cassette at all.
+	Recorded bool `json:"recorded"`
+	// Candidates are the closest recorded requests of the same method,
+	// closest first.
+	Candidates []Candidate `json:"candidates,omitempty"`
+	// Hint says what would make the request match, when one change would.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Candidate is a recorded request close to a missed one.
+type Candidate struct {
+	// Interaction is the 1-based position in the cassette.
+	Interaction int                  `json:"interaction"`
+	Tool        string               `json:"tool,omitempty"`
+	Differences []string             `json:"differences"`
+	Diff        string               `json:"diff,omitempty"`
+	diffs       []matcher.Difference `json:"-"`
+}
+
+func (m *Miss) Error() string { return m.Message() }
+
+// Unwrap makes errors.Is(miss, ErrNoMatch) true.
+func (m *Miss) Unwrap() error { return ErrNoMatch }
+
+// Message is the one-paragraph explanation of the miss.
+func (m *Miss) Message() string {
+	what := m.Method
+	if m.Tool != "" {
+		what = fmt.Sprintf("%s of tool %q", m.Method, m.Tool)
+	}
+	switch {
+	case !m.Recorded:
+		return fmt.Sprintf("mcpmock: method %q was never recorded in this cassette", m.Method)
+	case m.Exhausted:
+		return fmt.Sprintf("mcpmock: every recorded %s that matches was already used", what)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "mcpmock: no recorded %s matches", what)
+	if len(m.Candidates) > 0 {
+		c := m.Candidates[0]
+		fmt.Fprintf(&sb, "; closest is interaction %d: %s", c.Interaction, strings.Join(c.Differences, "; "))
+	}
+	if m.Hint != "" {
+		sb.WriteString(" (" + m.Hint + ")")
+	}
+	return sb.String()
+}
+
+// Report is the long explanation: the message, then each candidate's diff.
+func (m *Miss) Report() string {
+	var sb strings.Builder
+	sb.WriteString(m.Message())
+	for _, c := range m.Candidates {
+		if c.Diff != "" {
+			fmt.Fprintf(&sb, "\ninteraction %d (-recorded +live):\n%s", c.Interaction, strings.TrimRight(c.Diff, "\n"))
+		}
+	}
+	return sb.String()
+}
+
+// RPCError is the JSON-RPC error that answers the missed request.
+func (m *Miss) RPCError() *jsonrpc.Error {
+	code := CodeNoMatch
+	if !m.Recorded {
+		code = jsonrpc.CodeMethodNotFound
+	}
+	data, _ := json.Marshal(m)
+	return &jsonrpc.Error{Code: code, Message: m.Message(), Data: data}
+}
+
+// maxCandidates is how many near misses a Miss lists.
+const maxCandidates = 3
+
+// explain ranks the recorded requests of the same method by how far they are
+// from live.
+func (e *Engine) explain(live matcher.Request, exhausted bool) *Miss {
+	m := &Miss{Method: live.Method, Tool: live.Tool(), Exhausted: exhausted}
+	idx := e.byMethod[live.Method]
+	m.Recorded = len(idx) > 0
+	if !m.Recorded || exhausted {
+		return m
+	}
+	type ranked struct {
+		c    Candidate
+		dist int
+	}
+	var all []ranked
+	for _, n := range idx {
+		r := e.requests[n]
+		res := e.matcher.Match(r.req, live)
+		c := Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), Diff: res.Diff, diffs: res.Differences}
+		for _, d := range res.Differences {
+			c.Differences = append(c.Differences, d.String())
+		}
+		all = append(all, ranked{c, res.Distance()})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].dist < all[j].dist })
+	for i := 0; i < len(all) && i < maxCandidates; i++ {
+		m.Candidates = append(m.Candidates, all[i].c)
+	}
+	if best := m.Candidates[0]; len(best.diffs) > 0 && best.Tool == m.Tool {
+		var paths []string
+		for _, d := range best.diffs {
+			if d.Path == "" || d.Path == "name" {
+				paths = nil
+				break
+			}
+			paths = append(paths, d.Path)
+		}
+		if len(paths) > 0 {
+			m.Hint = "to accept this, ignore " + strings.Join(paths, ", ")
+		}
+	}
+	return m
+}
