@@ -31,6 +31,13 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
+	line, level, attrs := Describe(dir, msg, latency, note)
+	l.LogAttrs(context.Background(), level, line, attrs...)
+}
+
+// Describe returns the log line of a message, its level (warnings for
+// errors) and its attributes for structured logs.
+func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
 	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
 	var sb strings.Builder
 	sb.WriteString(dir)
@@ -75,7 +82,7 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 		sb.WriteString(" [" + note + "]")
 		attrs = append(attrs, slog.String("note", note))
 	}
-	l.LogAttrs(context.Background(), level, sb.String(), attrs...)
+	return sb.String(), level, attrs
 }
 
 // Raw logs a line that is not JSON-RPC.

@@ -1,0 +1,226 @@
+package recorder
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// StdioOptions configure the stdio tap. The zero value (or nil) is the
+// default.
+type StdioOptions struct {
+	// Env is added to the child's environment (KEY=VALUE).
+	Env []string
+	// Dir is the child's working directory; "" means the current one.
+	Dir string
+	// Signals, if set, are passed on to the child (mcpmock forwards SIGINT
+	// and SIGTERM this way).
+	Signals <-chan os.Signal
+	// MaxLine is the longest message the recorder keeps; a longer line is
+	// still forwarded whole, and recorded as a note of its length. 0 means
+	// jsonrpc.DefaultMaxLine (64 MiB).
+	MaxLine int
+	// StopTimeout is how long the child has to exit after its stdin closes,
+	// and then after SIGTERM, before it is killed; 0 means 5 seconds.
+	StopTimeout time.Duration
+}
+
+// ExitError reports the child's exit status.
+type ExitError struct{ Status int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("server exited with status %d", e.Status) }
+
+// Stdio runs the stdio tap: it starts the server argv, forwards clientIn to
+// the server's stdin and the server's stdout to clientOut line by line as each
+// line arrives, sends the server's stderr to stderr, and lets rec observe
+// every line. It returns when the server has exited (after the client closed
+// clientIn, or on its own), with the server's exit status. Client requests
+// still unanswered when the server exits get a JSON-RPC error.
+func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, stderr io.Writer, rec *Recorder, opts *StdioOptions) (int, error) {
+	var o StdioOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = jsonrpc.DefaultMaxLine
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 5 * time.Second
+	}
+	if len(argv) == 0 {
+		return 0, errors.New("recorder: no server command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Dir = o.Dir
+	cmd.Stderr = stderr
+	childIn, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, fmt.Errorf("recorder: %w", err)
+	}
+	childOut, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, fmt.Errorf("recorder: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("recorder: start server %q: %w", argv[0], err)
+	}
+
+	out := &lockedWriter{w: clientOut}
+	exited := make(chan struct{})
+	// Client → server. This goroutine may stay blocked in a read of
+	// clientIn after the server exits; it owns nothing else.
+	clientClosed := make(chan struct{})
+	go func() {
+		defer close(clientClosed)
+		forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
+		childIn.Close()
+	}()
+	// Server → client.
+	serverDone := make(chan struct{})
+	go func() {
+		defer close(serverDone)
+		forwardLines(childOut, out, cassettes.FromServer, rec, o.MaxLine)
+	}()
+	// Signals and the stop sequence once the client is gone.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var stopTimer <-chan time.Time
+		stage := 0
+		cc := clientClosed
+		for {
+			select {
+			case sig := <-o.Signals:
+				cmd.Process.Signal(sig)
+			case <-cc:
+				cc = nil
+				stopTimer = time.After(o.StopTimeout)
+			case <-ctx.Done():
+				cmd.Process.Signal(syscall.SIGTERM)
+				stage, stopTimer = 1, time.After(o.StopTimeout)
+				ctx = context.Background()
+			case <-stopTimer:
+				if stage == 0 {
+					cmd.Process.Signal(syscall.SIGTERM)
+					stage, stopTimer = 1, time.After(o.StopTimeout)
+				} else {
+					cmd.Process.Kill()
+					stopTimer = nil
+				}
+			case <-exited:
+				return
+			}
+		}
+	}()
+	<-serverDone
+	waitErr := cmd.Wait()
+	close(exited)
+	wg.Wait()
+
+	status := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(waitErr, &ee):
+		status = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			status = 128 + int(ws.Signal())
+		}
+	case waitErr != nil:
+		return 1, fmt.Errorf("recorder: %w", waitErr)
+	}
+	// The server is gone while the client is still there: answer what it
+	// left unanswered, so the client is not left waiting. These answers
+	// are mcpmock's, not recorded.
+	select {
+	case <-clientClosed:
+		return status, nil
+	default:
+	}
+	for _, id := range rec.Pending() {
+		out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("mcpmock: the server exited (status %d) before answering", status),
+		}), '\n'))
+	}
+	return status, nil
+}
+
+// forwardLines copies r to w line by line, each line as soon as it is
+// complete (a line longer than the read buffer is passed on in pieces as
+// they come), and gives rec a copy of each line. It returns at EOF or on an
+// error of either side.
+func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recorder, maxLine int) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // the start of a line longer than the buffer
+	longLen := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if _, werr := w.Write(chunk); werr != nil {
+				return
+			}
+			at := time.Now()
+			switch {
+			case err == bufio.ErrBufferFull || long != nil || longLen > 0:
+				longLen += len(chunk)
+				if longLen <= maxLine {
+					long = append(long, chunk...)
+				}
+				if err != bufio.ErrBufferFull {
+					observeLine(rec, from, long, longLen, maxLine, at)
+					long, longLen = nil, 0
+				}
+			default:
+				observeLine(rec, from, append([]byte(nil), chunk...), len(chunk), maxLine, at)
+			}
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			if long != nil {
+				observeLine(rec, from, long, longLen, maxLine, time.Now())
+			}
+			return
+		}
+	}
+}
+
+func observeLine(rec *Recorder, from cassettes.Direction, line []byte, n, maxLine int, at time.Time) {
+	if n > maxLine {
+		line = fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", n, maxLine)
+	}
+	trimmed := trimEOL(line)
+	if len(trimmed) == 0 {
+		return
+	}
+	rec.Observe(from, trimmed, at)
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
