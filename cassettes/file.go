@@ -74,6 +74,7 @@ func Parse(name string, data []byte) (*Cassette, error) {
 	if c.Interactions == nil {
 		c.Interactions = []Interaction{}
 	}
+	c.compact()
 	if i, err := c.Validate(); err != nil {
 		return nil, posErr(interactionOffset(data, i), err)
 	}
@@ -160,6 +161,34 @@ func wantKind(raw json.RawMessage, k jsonrpc.Kind) error {
 		return fmt.Errorf("is a JSON-RPC %s, want a %s", msg.Kind(), k)
 	}
 	return nil
+}
+
+// compact rewrites every message on one line: the file is pretty-printed,
+// but a message is sent as one line on stdio. Member order and the text of
+// numbers are kept.
+func (c *Cassette) compact() {
+	one := func(raw *json.RawMessage) {
+		if *raw == nil || bytes.IndexByte(*raw, '\n') < 0 {
+			return
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, *raw) == nil {
+			*raw = buf.Bytes()
+		}
+	}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		one(&in.Request)
+		one(&in.Notification)
+		one(&in.Match)
+		for j := range in.Exchange {
+			one(&in.Exchange[j].Message)
+		}
+		if in.Response != nil {
+			one(&in.Response.Message)
+		}
+	}
+	one(&c.Match)
 }
 
 // Encode returns the cassette as pretty-printed JSON with a final newline.

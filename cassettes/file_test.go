@@ -97,3 +97,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadCompactsMessages: messages in a pretty-printed file load as one
+// line each (a stdio message is one line), with member order and numbers kept.
+func TestLoadCompactsMessages(t *testing.T) {
+	data, _ := Encode(sample())
+	c, err := Parse("x.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(c.Interactions[0].Request)
+	want := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":12345678901234567890}}}`
+	if got != want {
+		t.Errorf("loaded request\n got %s\nwant %s", got, want)
+	}
+	if r := string(c.Interactions[0].Response.Message); strings.Contains(r, "\n") {
+		t.Errorf("response spans lines: %q", r)
+	}
+}

@@ -215,7 +215,7 @@ func (r *Recorder) save() error {
 	r.saveErr = err
 	r.mu.Unlock()
 	if err != nil {
-		r.opts.Logger.Error("mcpmock: " + err.Error())
+		r.opts.Logger.Error(err.Error())
 	}
 	return err
 }

@@ -168,9 +168,8 @@ func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recor
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			if _, werr := w.Write(chunk); werr != nil {
-				return
-			}
+			// The copy is queued before the line is passed on, so that the
+			// recorder sees a request before the answer it causes.
 			at := time.Now()
 			switch {
 			case err == bufio.ErrBufferFull || long != nil || longLen > 0:
@@ -184,6 +183,9 @@ func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recor
 				}
 			default:
 				observeLine(rec, from, append([]byte(nil), chunk...), len(chunk), maxLine, at)
+			}
+			if _, werr := w.Write(chunk); werr != nil {
+				return
 			}
 		}
 		if err != nil && err != bufio.ErrBufferFull {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,7 +189,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 	switch {
 	case plan.Miss != nil:
 		note = "no match"
-		log.Warn("mcpmock: " + plan.Miss.Report())
+		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
 	case plan.Interaction > 0:
 		note = "replayed #" + strconv.Itoa(plan.Interaction)
 	}
@@ -234,7 +235,7 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 			}
 		case StepAwaitReply:
 			if _, err := c.s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
-				log.Warn("mcpmock: " + err.Error())
+				log.Warn(err.Error())
 			}
 		case StepDelay:
 			t := time.NewTimer(st.Delay)
