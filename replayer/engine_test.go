@@ -1,0 +1,256 @@
+package replayer
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+)
+
+// wire is a raw JSON-lines client of a replay served in-process.
+type wire struct {
+	t     *testing.T
+	w     io.WriteCloser
+	r     *bufio.Reader
+	done  chan error
+	lines chan string
+}
+
+func serveCassette(t *testing.T, text string, opts *Options) (*wire, *Engine) {
+	t.Helper()
+	c, err := cassettes.Parse("test.json", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	w := &wire{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1), lines: make(chan string, 100)}
+	go func() {
+		w.done <- e.Serve(t.Context(), inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		defer close(w.lines)
+		for {
+			l, err := w.r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			w.lines <- l
+		}
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return w, e
+}
+
+func (w *wire) send(line string) {
+	w.t.Helper()
+	if _, err := io.WriteString(w.w, line+"\n"); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *wire) recv() map[string]any {
+	w.t.Helper()
+	select {
+	case l, ok := <-w.lines:
+		if !ok {
+			w.t.Fatal("the replay closed its output")
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			w.t.Fatalf("not JSON: %q", l)
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		w.t.Fatal("no message from the replay within 5s")
+	}
+	return nil
+}
+
+func (w *wire) close() error {
+	w.w.Close()
+	return <-w.done
+}
+
+func cassette(interactions ...string) string {
+	return `{"version":1,"meta":{},"interactions":[` + strings.Join(interactions, ",") + `]}`
+}
+
+func call(id int, tool, args, result string) string {
+	return `{"from":"client","atMs":0,"request":{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}},` +
+		`"response":{"from":"server","atMs":1,"message":{"jsonrpc":"2.0","id":` + itoa(id) + `,"result":` + result + `}}}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func text(s string) string { return `{"content":[{"type":"text","text":"` + s + `"}]}` }
+
+func TestRepeatsInRecordedOrderThenLast(t *testing.T) {
+	w, e := serveCassette(t, cassette(
+		call(1, "roll", `{}`, text("one")),
+		call(2, "roll", `{}`, text("two")),
+		call(3, "other", `{}`, text("other")),
+	), nil)
+	var got []string
+	for i := range 4 {
+		w.send(`{"jsonrpc":"2.0","id":"r` + itoa(i) + `","method":"tools/call","params":{"name":"roll","arguments":{}}}`)
+		m := w.recv()
+		if m["id"] != "r"+itoa(i) {
+			t.Errorf("response id %v, want the live id r%d", m["id"], i)
+		}
+		got = append(got, m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string))
+	}
+	if diff := cmp.Diff([]string{"one", "two", "two", "two"}, got); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	w.close()
+	if s := e.Stats(); s.Matched != 4 || s.Unused != 1 || s.Unmatched != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestStrictAndTimes(t *testing.T) {
+	limited := strings.Replace(call(2, "b", `{}`, text("b")), `"from":"client"`, `"from":"client","times":2`, 1)
+	w, _ := serveCassette(t, cassette(call(1, "a", `{}`, text("a")), limited), &Options{Strict: true})
+	w.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}`)
+	if w.recv()["result"] == nil {
+		t.Fatal("first call of a failed")
+	}
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{}}}`)
+	m := w.recv()
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeNoMatch) || !strings.Contains(e["message"].(string), "already used") {
+		t.Errorf("strict repeat: %v", m)
+	}
+	for i := range 3 {
+		w.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","arguments":{}}}`)
+		m := w.recv()
+		if (m["result"] != nil) != (i < 2) {
+			t.Errorf("call %d of b (times 2): %v", i+1, m)
+		}
+	}
+	w.close()
+}
+
+func TestNumbersAndKeyOrder(t *testing.T) {
+	w, _ := serveCassette(t, cassette(call(1, "add", `{"a":1.0,"b":12345678901234567890,"o":{"x":1,"y":2}}`, text("ok"))), nil)
+	w.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":5,"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"o":{"y":2,"x":1},"b":12345678901234567890,"a":1},"name":"add"}}`)
+	if m := w.recv(); m["result"] == nil {
+		t.Errorf("equal JSON values did not match: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"o":{"y":2,"x":1},"b":12345678901234567891,"a":1}}}`)
+	m := w.recv()
+	if m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "arguments.b: recorded 12345678901234567890, live 12345678901234567891") {
+		t.Errorf("large integers compared inexactly: %v", m)
+	}
+	w.close()
+}
+
+// TestExchangeReplayed: progress goes out with the live token, a
+// server-to-client request with a fresh id, and the response waits for the
+// client's reply to it.
+func TestExchangeReplayed(t *testing.T) {
+	in := `{"from":"client","atMs":0,"request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":{"progressToken":"rec"}}},
+	"exchange":[
+	 {"from":"server","atMs":1,"message":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"rec","progress":1,"total":2}}},
+	 {"from":"server","atMs":2,"message":{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}},
+	 {"from":"client","atMs":3,"message":{"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}}
+	],
+	"response":{"from":"server","atMs":4,"message":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}}`
+	after := `{"from":"server","atMs":5,"notification":{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}}`
+	w, _ := serveCassette(t, cassette(in, after), nil)
+	w.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":{"progressToken":77}}}`)
+	prog := w.recv()
+	if prog["method"] != "notifications/progress" || prog["params"].(map[string]any)["progressToken"] != float64(77) {
+		t.Fatalf("progress: %v", prog)
+	}
+	req := w.recv()
+	if req["method"] != "sampling/createMessage" || req["id"] == float64(0) {
+		t.Fatalf("server request: %v (want a fresh id)", req)
+	}
+	select {
+	case l := <-w.lines:
+		t.Fatalf("the response did not wait for the client's reply: %s", l)
+	case <-time.After(50 * time.Millisecond):
+	}
+	id, _ := json.Marshal(req["id"])
+	w.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`)
+	if m := w.recv(); m["id"] != float64(9) || m["result"] == nil {
+		t.Errorf("response: %v", m)
+	}
+	if m := w.recv(); m["method"] != "notifications/tools/list_changed" {
+		t.Errorf("after the response: %v, want the recorded list_changed", m)
+	}
+	// Without a progress token the client gets no progress.
+	w.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	if m := w.recv(); m["method"] != "sampling/createMessage" {
+		t.Errorf("without a token: %v, want no progress and the server request", m)
+	}
+	w.close()
+}
+
+func TestHandshakeAcrossEras(t *testing.T) {
+	discover := `{"from":"client","atMs":0,"request":{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}},
+	"response":{"from":"server","atMs":1,"message":{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rec","version":"2"}}}}}}`
+	w, _ := serveCassette(t, cassette(discover), nil)
+	w.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	m := w.recv()
+	res, _ := m["result"].(map[string]any)
+	if res == nil || res["protocolVersion"] != "2025-06-18" || res["serverInfo"].(map[string]any)["name"] != "rec" {
+		t.Errorf("initialize from a discover cassette: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"other","version":"7"}}}}`)
+	if m := w.recv(); m["result"] == nil {
+		t.Errorf("server/discover from another client: %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if m := w.recv(); m["result"] == nil {
+		t.Errorf("ping: %v", m)
+	}
+	w.close()
+}
+
+func TestBatch(t *testing.T) {
+	w, _ := serveCassette(t, cassette(call(1, "a", `{}`, text("a")), call(2, "b", `{}`, text("b"))), nil)
+	w.send(`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{}}}]`)
+	l := <-w.lines
+	var batch []map[string]any
+	if err := json.Unmarshal([]byte(l), &batch); err != nil || len(batch) != 2 {
+		t.Fatalf("batch answer %q: %v", l, err)
+	}
+	w.send(`[]`)
+	if m := w.recv(); m["error"].(map[string]any)["code"] != float64(-32600) {
+		t.Errorf("empty batch: %v", m)
+	}
+	w.close()
+}
+
+func TestCancelledRequestGetsNoAnswer(t *testing.T) {
+	slow := `{"from":"client","atMs":0,"request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}},
+	"exchange":[{"from":"server","atMs":2,"message":{"jsonrpc":"2.0","id":0,"method":"roots/list"}}],
+	"response":{"from":"server","atMs":4,"message":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}}`
+	w, _ := serveCassette(t, cassette(slow, call(2, "a", `{}`, text("a"))), nil)
+	w.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	if m := w.recv(); m["method"] != "roots/list" {
+		t.Fatalf("want roots/list, got %v", m)
+	}
+	w.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	w.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a","arguments":{}}}`)
+	if m := w.recv(); m["id"] != float64(6) {
+		t.Errorf("after cancelling 5, got %v; want only the answer to 6", m)
+	}
+	w.close()
+	for l := range w.lines {
+		t.Errorf("unexpected message after the cancel: %s", l)
+	}
+}
