@@ -135,6 +135,7 @@ func RunMCPGo(ctx context.Context, r io.ReadCloser, w io.WriteCloser, opts Clien
 	// The mcp-go transport closes w but not r: close r when done so that
 	// its reading goroutine ends.
 	defer r.Close()
+	r = quietReader{r}
 	var copts []mcpgoclient.ClientOption
 	if opts.ProtocolVersion != "" {
 		copts = append(copts, mcpgoclient.WithProtocolVersion(opts.ProtocolVersion))
@@ -276,4 +277,17 @@ func decodedLen(s string) int {
 		return -1
 	}
 	return len(data)
+}
+
+// quietReader reports a read on a closed io.Pipe as EOF: the mcp-go stdio
+// transport logs every read error but EOF and fs.ErrClosed through
+// slog.Default, and offers no way to change its logger for NewIO.
+type quietReader struct{ io.ReadCloser }
+
+func (r quietReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if errors.Is(err, io.ErrClosedPipe) {
+		err = io.EOF
+	}
+	return n, err
 }

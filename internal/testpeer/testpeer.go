@@ -56,14 +56,17 @@ const crashExitStatus = 3
 
 // Serve runs the server of the given kind on r (client to server) and w
 // (server to client), newline-delimited JSON-RPC as on stdio, until r reaches
-// EOF, ctx ends, or the crash tool is called (then w is closed without an
-// answer). Serve closes r and w before it returns. It returns nil on EOF.
+// EOF, ctx ends, or the crash tool is called (then w and r are closed at once,
+// without an answer, as if the process had died). Serve closes r and w before
+// it returns; r's Close must unblock a pending Read, as it does for pipes.
 func Serve(ctx context.Context, kind string, r io.ReadCloser, w io.WriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	crash := func() {
-		// Die mid-call: the client sees EOF and no answer.
+		// Die mid-call: the client sees EOF and no answer, and the
+		// server's read loop ends, which cancels the call.
 		w.Close()
+		r.Close()
 		cancel()
 	}
 	return serve(ctx, kind, r, w, crash)
