@@ -51,6 +51,24 @@ type Options struct {
 	Logger *slog.Logger
 	// OnMiss, if set, is called for every request that matched nothing.
 	OnMiss func(Miss)
+	// OnRequest, if set, is called for every client request with what
+	// answered it, before the answer is sent. It must not block.
+	OnRequest func(Event)
+}
+
+// Event describes one client request handled by a session.
+type Event struct {
+	Method string
+	// Tool and Arguments are set for tools/call.
+	Tool      string
+	Arguments []byte
+	// Params are the request's raw params.
+	Params []byte
+	// Interaction is the 1-based cassette position of the recorded
+	// interaction that answered, 0 when none did.
+	Interaction int
+	// Miss is set when nothing matched.
+	Miss *Miss
 }
 
 // Engine holds a cassette prepared for replay. It is safe for concurrent use

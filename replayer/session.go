@@ -78,6 +78,24 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
 	}
+	plan := s.handle(msg)
+	if f := s.e.opts.OnRequest; f != nil {
+		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
+		if msg.Method == "tools/call" {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				ev.Tool, ev.Arguments = p.Name, p.Arguments
+			}
+		}
+		f(ev)
+	}
+	return plan
+}
+
+func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
 	r, miss := s.choose(live)
 	if r == nil {
