@@ -69,7 +69,7 @@ func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note stri
 			sb.WriteString(" ✗ tool error: " + short([]byte(strconvQuote(text)), 80))
 			attrs = append(attrs, slog.Bool("isError", true))
 		} else {
-			sb.WriteString(" result " + short(msg.Result, 60))
+			sb.WriteString(" result " + summary(msg.Result))
 		}
 	default:
 		sb.WriteString(" invalid message " + short(msg.Raw, 80))
@@ -135,6 +135,30 @@ func toolError(result json.RawMessage) (string, bool) {
 		return r.Content[0].Text, true
 	}
 	return "", true
+}
+
+// summary shortens a result for the log: the content of a tool result,
+// anything else without its _meta.
+func summary(result json.RawMessage) string {
+	var r struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			MimeType string `json:"mimeType"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(result, &r) == nil && len(r.Content) > 0 {
+		var parts []string
+		for _, c := range r.Content {
+			if c.Type == "text" {
+				parts = append(parts, short([]byte(strconvQuote(c.Text)), 60))
+			} else {
+				parts = append(parts, strings.TrimSpace(c.Type+" "+c.MimeType))
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	return short(withoutMeta(result), 60)
 }
 
 func withoutMeta(params json.RawMessage) json.RawMessage {

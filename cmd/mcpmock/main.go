@@ -1,0 +1,111 @@
+// Command mcpmock records Model Context Protocol traffic into cassettes and
+// plays it back as a mock MCP server.
+//
+//	mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]
+//	mcpmock replay -c CASSETTE [flags]
+//	mcpmock demo
+//	mcpmock cassette lint|show CASSETTE
+//	mcpmock version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "v0.1.0-dev"
+
+func main() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sigs}
+	err := env.run(context.Background(), os.Args[1:])
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// env is what a run of mcpmock talks to; tests make their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// signals delivers SIGINT and SIGTERM; nil in tests that send none.
+	signals <-chan os.Signal
+}
+
+// run is mcpmock with its arguments, for main and for tests.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return (&env{stdin: stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitStatus carries an exit status chosen by a command (the recorded
+// server's status, for record).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
+	var es exitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &es):
+		return int(es)
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "mcpmock: %v\nRun 'mcpmock help' for usage.\n", err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "mcpmock: %v\n", err)
+	return 1
+}
+
+const usage = `mcpmock records Model Context Protocol traffic and plays it back.
+
+Usage:
+  mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]   record a stdio server's session
+  mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio
+  mcpmock demo                                             record and replay the bundled weather example
+  mcpmock cassette lint CASSETTE...                        check cassettes
+  mcpmock cassette show CASSETTE                           print a cassette as a timeline
+  mcpmock version
+
+Run 'mcpmock COMMAND --help' for the flags of a command.
+`
+
+func (e *env) run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "record":
+		return e.record(ctx, args[1:])
+	case "replay":
+		return e.replay(ctx, args[1:])
+	case "demo":
+		return e.demo(ctx, args[1:])
+	case "cassette":
+		return e.cassette(ctx, args[1:])
+	case "version":
+		fmt.Fprintf(e.stdout, "mcpmock %s\n", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return nil
+	case internalWeatherServer:
+		return serveWeather(ctx, e.stdin, e.stdout)
+	}
+	return usagef("unknown command %q", args[0])
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/recorder"
+)
+
+func (e *env) record(ctx context.Context, args []string) error {
+	var c common
+	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]", e.stderr)
+	c.register(fs)
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if c.cassette == "" {
+		return usagef("record needs -c CASSETTE")
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return usagef("record needs the server command after --: mcpmock record -c %s -- COMMAND [ARG...]", c.cassette)
+	}
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	rec, err := recorder.New(c.cassette, &recorder.Options{
+		Logger: log,
+		Meta:   cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv},
+	})
+	if err != nil {
+		return err
+	}
+	status, runErr := recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
+	closeErr := rec.Close()
+	c.summaryLogger(e.stderr).Info(rec.Summary())
+	if runErr != nil {
+		return runErr
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	if status != 0 {
+		return exitStatus(status)
+	}
+	return nil
+}

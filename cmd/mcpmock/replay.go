@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/replayer"
+)
+
+func (e *env) replay(ctx context.Context, args []string) error {
+	var c common
+	var strict bool
+	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stderr)
+	c.register(fs)
+	fs.BoolVar(&strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if c.cassette == "" {
+		return usagef("replay needs -c CASSETTE")
+	}
+	if fs.NArg() > 0 {
+		return usagef("replay takes no arguments (got %q)", strings.Join(fs.Args(), " "))
+	}
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	cas, err := cassettes.Load(c.cassette)
+	if err != nil {
+		return err
+	}
+	eng, err := replayer.New(cas, &replayer.Options{Logger: log, Strict: strict})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.signals:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	serveErr := eng.Serve(ctx, e.stdin, e.stdout)
+	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
+	return serveErr
+}
