@@ -109,6 +109,33 @@ type Interaction struct {
 	// default repeat rule (first unused, then the last one again), n > 0 at
 	// most n times, -1 always.
 	Times int `json:"times,omitempty"`
+	// HTTP describes how the interaction travelled over HTTP; nil on stdio.
+	HTTP *HTTP `json:"http,omitempty"`
+}
+
+// HTTP is what an interaction looked like on Streamable HTTP (or the HTTP+SSE
+// transport of 2024-11-05). Replay uses it to answer in the recorded form;
+// a cassette without it replays over HTTP all the same.
+type HTTP struct {
+	// Status is the HTTP status of the response to the request's POST
+	// (200, 202, or an error status).
+	Status int `json:"status,omitempty"`
+	// Form is how the response came: "json" (an application/json body),
+	// "sse" (a text/event-stream), or "none" (no body).
+	Form string `json:"form,omitempty"`
+	// Stream is "get" for a message that came on the GET stream, "listen"
+	// for one on a subscriptions/listen stream; "" for a POST's response.
+	Stream string `json:"stream,omitempty"`
+	// EventIDs are the SSE event ids of the exchange and the response, in
+	// order.
+	EventIDs []string `json:"eventIds,omitempty"`
+	// RequestHeaders and ResponseHeaders are the headers that matter
+	// (Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Content-Type,
+	// Retry-After, WWW-Authenticate...), with secrets redacted.
+	RequestHeaders  map[string]string `json:"requestHeaders,omitempty"`
+	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
+	// Body is a response body that is not JSON-RPC (the text of a 4xx).
+	Body string `json:"body,omitempty"`
 }
 
 // Message is one message inside an interaction: a JSON-RPC message, or a raw
