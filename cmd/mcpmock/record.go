@@ -9,8 +9,10 @@ import (
 
 func (e *env) record(ctx context.Context, args []string) error {
 	var c common
-	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]", e.stderr)
+	var h recordHTTPFlags // record_http.go: --listen, --upstream
+	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stderr)
 	c.register(fs)
+	h.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -18,21 +20,26 @@ func (e *env) record(ctx context.Context, args []string) error {
 		return usagef("record needs -c CASSETTE")
 	}
 	argv := fs.Args()
-	if len(argv) == 0 {
+	if len(argv) == 0 && !h.hasUpstream() {
 		return usagef("record needs the server command after --: mcpmock record -c %s -- COMMAND [ARG...]", c.cassette)
 	}
 	log, err := c.logger(e.stderr)
 	if err != nil {
 		return err
 	}
-	rec, err := recorder.New(c.cassette, &recorder.Options{
-		Logger: log,
-		Meta:   cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv},
-	})
+	meta := cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv}
+	h.meta(&meta)
+	rec, err := recorder.New(c.cassette, &recorder.Options{Logger: log, Meta: meta})
 	if err != nil {
 		return err
 	}
-	status, runErr := recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
+	var status int
+	var runErr error
+	if h.enabled() {
+		status, runErr = h.run(ctx, e, argv, rec, log)
+	} else {
+		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
+	}
 	closeErr := rec.Close()
 	c.summaryLogger(e.stderr).Info(rec.Summary())
 	if runErr != nil {

@@ -11,9 +11,13 @@ import (
 func (e *env) replay(ctx context.Context, args []string) error {
 	var c common
 	var strict bool
+	var h replayHTTPFlags // replay_http.go: --listen and the listener's safety
+	var m matchFlags      // replay_match.go: matcher flags
 	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stderr)
 	c.register(fs)
 	fs.BoolVar(&strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
+	h.register(fs)
+	m.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -31,7 +35,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, err := replayer.New(cas, &replayer.Options{Logger: log, Strict: strict})
+	opts := &replayer.Options{Logger: log, Strict: strict}
+	if err := m.apply(cas, opts); err != nil {
+		return err
+	}
+	eng, err := replayer.New(cas, opts)
 	if err != nil {
 		return err
 	}
@@ -44,7 +52,12 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		case <-ctx.Done():
 		}
 	}()
-	serveErr := eng.Serve(ctx, e.stdin, e.stdout)
+	var serveErr error
+	if h.enabled() {
+		serveErr = h.serve(ctx, e, eng, log)
+	} else {
+		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
+	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
 	return serveErr
 }
