@@ -1,0 +1,198 @@
+// Package httpguard is the safety of mcpmock's HTTP listeners, shared by the
+// tap and the replay server: bind to loopback unless told otherwise, refuse
+// requests whose Host or Origin betray a DNS rebinding attack (403), and
+// require a bearer token when one is configured (401).
+//
+//	l, _ := httpguard.Listen(":0") // 127.0.0.1, a free port
+//	h := httpguard.Wrap(mux, &httpguard.Options{AuthToken: token})
+//	fmt.Fprintln(os.Stderr, httpguard.URLLine(l, "/mcp"))
+//	http.Serve(l, h)
+package httpguard
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Listen listens on the TCP address addr. An address without a host (":8080",
+// ":0" or "") binds 127.0.0.1; port 0 (or none) takes a free port. Binding a
+// non-loopback host is the caller's decision (mcpmock's --allow-remote).
+func Listen(addr string) (net.Listener, error) {
+	host, port := "", ""
+	if addr != "" {
+		var err error
+		if host, port, err = net.SplitHostPort(addr); err != nil {
+			// "8080" or "localhost": a lone port or a lone host.
+			if !strings.Contains(addr, ":") && isDigits(addr) {
+				port = addr
+			} else {
+				host = addr
+			}
+		}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "0"
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %q: %w", addr, err)
+	}
+	return l, nil
+}
+
+// IsLoopbackHost reports whether host (a name or an IP address, with or
+// without a port, IPv6 with or without brackets) names the local machine:
+// localhost, a name under .localhost, 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Options configure Wrap. The zero value (or nil) accepts loopback Hosts,
+// requests without an Origin or with a loopback one, and needs no token.
+type Options struct {
+	// AllowedOrigins are origins accepted besides loopback ones, compared
+	// case-insensitively as scheme://host[:port] (a trailing slash is
+	// ignored). "*" accepts any origin. Empty means loopback origins only.
+	AllowedOrigins []string
+	// AuthToken, when set, must come with every request as
+	// "Authorization: Bearer <token>"; a request without it is answered 401
+	// with WWW-Authenticate. Empty means no token is needed.
+	AuthToken string
+	// AllowNonLoopbackHost accepts any Host header (for a listener bound to
+	// a non-loopback address on purpose). False accepts loopback Hosts only.
+	AllowNonLoopbackHost bool
+}
+
+// Wrap returns h behind the checks of opts, in this order: Host (403),
+// Origin (403), the bearer token (401). A cross-origin preflight (OPTIONS
+// with Access-Control-Request-Method) from an accepted origin is answered
+// 204 without a token, as browsers send none; responses to an accepted
+// cross-origin request carry the CORS headers that let a browser client read
+// them (Mcp-Session-Id included).
+func Wrap(h http.Handler, opts *Options) http.Handler {
+	g := &guard{next: h}
+	if opts != nil {
+		g.opts = *opts
+		g.opts.AllowedOrigins = nil
+		for _, o := range opts.AllowedOrigins {
+			g.opts.AllowedOrigins = append(g.opts.AllowedOrigins, normalizeOrigin(o))
+		}
+	}
+	return g
+}
+
+type guard struct {
+	next http.Handler
+	opts Options
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.opts.AllowNonLoopbackHost && !IsLoopbackHost(r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name; mcpmock refuses it to prevent DNS rebinding (serve with --allow-remote to accept other hosts)", r.Host), http.StatusForbidden)
+		return
+	}
+	origin := r.Header.Get("Origin")
+	if origin != "" {
+		if !g.originAllowed(origin) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed; mcpmock accepts loopback origins and those given with --allow-origin", origin), http.StatusForbidden)
+			return
+		}
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Add("Vary", "Origin")
+		hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				hd.Set("Access-Control-Allow-Headers", req)
+			}
+			hd.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	if g.opts.AuthToken != "" && !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpmock"`)
+		http.Error(w, "Unauthorized: this mcpmock listener requires \"Authorization: Bearer <token>\" (the --auth-token it was started with)", http.StatusUnauthorized)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *guard) originAllowed(origin string) bool {
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") && IsLoopbackHost(u.Host) {
+		return true
+	}
+	o := normalizeOrigin(origin)
+	for _, a := range g.opts.AllowedOrigins {
+		if a == "*" || a == o {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeOrigin(o string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
+}
+
+func (g *guard) authorized(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
+}
+
+// URLLine returns the line that mcpmock prints to stderr once l accepts
+// connections, exactly as the command-line contract writes it:
+//
+//	mcpmock: listening on http://127.0.0.1:41234/mcp
+//
+// A listener on an unspecified address (0.0.0.0, ::) is shown as 127.0.0.1
+// the address a local client dials.
+func URLLine(l net.Listener, path string) string {
+	return "mcpmock: listening on " + URL(l, path)
+}
+
+// URL returns the http URL of path on l.
+func URL(l net.Listener, path string) string {
+	host, port := "127.0.0.1", "0"
+	if a, ok := l.Addr().(*net.TCPAddr); ok {
+		port = fmt.Sprint(a.Port)
+		if !a.IP.IsUnspecified() && a.IP != nil {
+			host = a.IP.String()
+		}
+	} else if h, p, err := net.SplitHostPort(l.Addr().String()); err == nil {
+		host, port = h, p
+	}
+	if path != "" && !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return "http://" + net.JoinHostPort(host, port) + path
+}
