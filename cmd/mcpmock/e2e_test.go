@@ -319,3 +319,51 @@ func TestUsage(t *testing.T) {
 		t.Errorf("missing cassette: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestDemo runs the demo as a user does and checks its verdict.
+func TestDemo(t *testing.T) {
+	var stdout, stderr syncBuffer
+	keep := tempCassette(t)
+	if err := run(testContext(t), []string{"demo", "--keep", keep}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	if !strings.Contains(stdout.String(), "Both clients saw the same 3 results.") {
+		t.Errorf("demo output:\n%s", &stdout)
+	}
+	if !strings.Contains(stderr.String(), "✗ tool error") {
+		t.Errorf("the live log does not mark the tool error:\n%s", &stderr)
+	}
+	if _, err := cassettes.Load(keep); err != nil {
+		t.Errorf("the kept cassette: %v", err)
+	}
+}
+
+// TestLogFormats: --log json writes one JSON object per message; --quiet
+// writes only the summary.
+func TestLogFormats(t *testing.T) {
+	path := recordRaw(t)
+	for _, mode := range [][]string{{"--log", "json"}, {"--quiet"}} {
+		p := start(t, append([]string{"replay", "-c", path}, mode...)...)
+		p.send(t, initReq)
+		p.recv(t)
+		p.stdin.Close()
+		p.wait(t)
+		lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
+		switch mode[0] {
+		case "--log":
+			for _, l := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Errorf("--log json wrote a line that is not JSON: %q", l)
+				}
+			}
+			if !strings.Contains(p.stderr.String(), `"method":"initialize"`) {
+				t.Errorf("--log json lacks the method:\n%s", p.stderr)
+			}
+		case "--quiet":
+			if len(lines) != 1 || !strings.Contains(lines[0], "1 matched") {
+				t.Errorf("--quiet wrote %q, want only the summary", lines)
+			}
+		}
+	}
+}

@@ -22,7 +22,8 @@ import (
 const beMain = "MCPMOCK_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(beMain) == "1" {
+	if os.Getenv(beMain) == "1" || (len(os.Args) > 1 && os.Args[1] == internalWeatherServer) {
+		// The demo re-executes "itself" (the test binary) as the weather server.
 		os.Unsetenv(beMain)
 		main()
 	}
