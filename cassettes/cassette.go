@@ -111,6 +111,11 @@ type Interaction struct {
 	Times int `json:"times,omitempty"`
 	// HTTP describes how the interaction travelled over HTTP; nil on stdio.
 	HTTP *HTTP `json:"http,omitempty"`
+	// When and Fault script the interaction (see When and Fault): it is
+	// tried before recorded ones, on the calls When selects, and its answer
+	// (its own response, or the recording's) carries the Fault.
+	When  *When  `json:"when,omitempty"`
+	Fault *Fault `json:"fault,omitempty"`
 }
 
 // HTTP is what an interaction looked like on Streamable HTTP (or the HTTP+SSE

@@ -75,6 +75,9 @@ func Parse(name string, data []byte) (*Cassette, error) {
 		c.Interactions = []Interaction{}
 	}
 	c.compact()
+	for i := range c.Interactions {
+		c.Interactions[i].normalize()
+	}
 	if i, err := c.Validate(); err != nil {
 		return nil, posErr(interactionOffset(data, i), err)
 	}
@@ -94,6 +97,16 @@ func (c *Cassette) Validate() (int, error) {
 }
 
 func (in *Interaction) validate() error {
+	if in.When != nil {
+		if err := in.When.validate(); err != nil {
+			return err
+		}
+	}
+	if in.Fault != nil {
+		if err := in.Fault.validate(); err != nil {
+			return err
+		}
+	}
 	if in.From != FromClient && in.From != FromServer {
 		return fmt.Errorf(`"from" must be "client" or "server", not %q`, in.From)
 	}

@@ -58,8 +58,8 @@ func TestLoadErrors(t *testing.T) {
 		{"version", "{\n  \"version\": 2,\n  \"interactions\": []\n}", `line 2, column 3: unsupported cassette version: the file has format version 2, this mcpmock reads version 1`, ErrVersion},
 		{"no version", `{"interactions": []}`, `no "version"`, ErrInvalid},
 		{"unknown field", "{\"version\": 1,\n \"interactions\": [{\"from\":\"client\", \"reqest\": {}}]}", `unknown field "reqest"`, ErrInvalid},
-		{"bad interaction", "{\"version\": 1,\n \"interactions\": [\n  {\"from\":\"client\",\"atMs\":0,\"notification\":{\"jsonrpc\":\"2.0\",\"method\":\"a\"}},\n  {\"from\":\"client\",\"atMs\":0,\"request\":{\"jsonrpc\":\"2.0\",\"method\":\"a\"}}]}",
-			`line 4, column 3: invalid cassette: interaction 2: request: is a JSON-RPC notification, want a request`, ErrInvalid},
+		{"bad interaction", "{\"version\": 1,\n \"interactions\": [\n  {\"from\":\"client\",\"atMs\":0,\"notification\":{\"jsonrpc\":\"2.0\",\"method\":\"a\"}},\n  {\"from\":\"client\",\"atMs\":0,\"request\":{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}}]}",
+			`line 4, column 3: invalid cassette: interaction 2: request: is a JSON-RPC response, want a request`, ErrInvalid},
 		{"truncated", `{"version": 1, "interactions": [`, `unexpected end`, ErrInvalid},
 	}
 	for _, tt := range tests {
@@ -113,5 +113,27 @@ func TestLoadCompactsMessages(t *testing.T) {
 	}
 	if r := string(c.Interactions[0].Response.Message); strings.Contains(r, "\n") {
 		t.Errorf("response spans lines: %q", r)
+	}
+}
+
+// TestHandWritten: a person may leave out "from", "jsonrpc" and "id".
+func TestHandWritten(t *testing.T) {
+	c, err := Parse("o.json", []byte(`{"version":1,"interactions":[
+	  {"request":{"method":"tools/call","params":{"name":"get_weather"}},
+	   "when":{"nth":3},
+	   "response":{"message":{"result":{"content":[],"isError":true}}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := c.Interactions[0]
+	if in.From != FromClient || in.Response.From != FromServer || !in.Scripted() {
+		t.Errorf("defaults not filled: %+v", in)
+	}
+	if got := string(in.Request); got != `{"method":"tools/call","params":{"name":"get_weather"},"jsonrpc":"2.0","id":0}` {
+		t.Errorf("request %s", got)
+	}
+	_, err = Parse("o.json", []byte(`{"version":1,"interactions":[{"request":{"method":"x"},"when":{"from":5,"to":2}}]}`))
+	if err == nil || !strings.Contains(err.Error(), `"to" (2) is before "from" (5)`) {
+		t.Errorf("bad when: %v", err)
 	}
 }
