@@ -51,6 +51,19 @@ type Options struct {
 	Logger *slog.Logger
 	// OnMiss, if set, is called for every request that matched nothing.
 	OnMiss func(Miss)
+	// Overlays are cassettes of scripted behaviour laid over the recording:
+	// their interactions are tried first, in order (see cassettes.When and
+	// cassettes.Fault). A plain interaction of an overlay (no "when") applies
+	// to every call it matches.
+	Overlays []*cassettes.Cassette
+	// Seed seeds the random source of probabilities and random delays; the
+	// same seed gives the same sequence (per session, in session order).
+	Seed uint64
+	// Latency delays every answer (recorded pacing, a multiple of it, or a
+	// fixed delay); zero answers at once.
+	Latency Latency
+	// Now is the clock, for rate limits; nil means time.Now.
+	Now func() time.Time
 	// OnRequest, if set, is called for every client request with what
 	// answered it, before the answer is sent. It must not block.
 	OnRequest func(Event)
@@ -90,6 +103,16 @@ type Engine struct {
 	}
 	usedMu sync.Mutex   // guards used
 	used   map[int]bool // requests answered at least once by any session
+
+	scripted []*scripted  // overlays' and scripted interactions, tried first
+	sessions atomic.Int64 // sessions started, for seeding
+}
+
+func (e *Engine) now() time.Time {
+	if e.opts.Now != nil {
+		return e.opts.Now()
+	}
+	return time.Now()
 }
 
 // recorded is one recorded client request, ready to match and answer.
@@ -126,10 +149,17 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	if e.keyer != nil {
 		e.byKey = map[string][]int{}
 	}
+	for i, o := range e.opts.Overlays {
+		if err := e.addScripted(o, fmt.Sprintf("overlay %d", i+1), false); err != nil {
+			return nil, err
+		}
+	}
 	last := -1
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		switch {
+		case in.Scripted():
+			// Tried first, by addScripted below.
 		case in.From == cassettes.FromClient && in.Request != nil:
 			msg, err := jsonrpc.Parse(in.Request)
 			if err != nil {
@@ -154,6 +184,9 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		case in.From == cassettes.FromServer && in.Raw != nil:
 			e.followers[last] = append(e.followers[last], &followup{raw: []byte(*in.Raw)})
 		}
+	}
+	if err := e.addScripted(c, "cassette", true); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

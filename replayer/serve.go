@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -26,6 +27,17 @@ func (e *Engine) ServeSession(ctx context.Context, s *Session, r io.Reader, w io
 	c := &conn{e: e, s: s, out: w, inflight: map[jsonrpc.ID]context.CancelCauseFunc{}}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	c.end = func(err error) {
+		c.endOnce.Do(func() {
+			c.endErr = err
+			stop()
+			if cl, ok := w.(io.Closer); ok {
+				c.outMu.Lock()
+				cl.Close()
+				c.outMu.Unlock()
+			}
+		})
+	}
 	lr := jsonrpc.NewLineReader(r, 0)
 	var readErr error
 	lines := make(chan []byte)
@@ -68,6 +80,9 @@ loop:
 	// but nobody will reply to server-to-client requests any more.
 	stop()
 	c.wg.Wait()
+	if c.endErr != nil {
+		return c.endErr
+	}
 	if readErr != nil {
 		return readErr
 	}
@@ -85,14 +100,40 @@ type conn struct {
 	mu       sync.Mutex // guards inflight
 	inflight map[jsonrpc.ID]context.CancelCauseFunc
 	wg       sync.WaitGroup // plans being carried out
+
+	// end closes the connection for a scripted fault; endErr is what
+	// ServeSession then returns (an *ExitError, or nil).
+	end     func(err error)
+	endOnce sync.Once
+	endErr  error
 }
 
 func (c *conn) send(msg []byte) {
+	c.trickle(msg, 0)
+}
+
+// trickle writes one message line, at rate bytes a second when rate > 0.
+func (c *conn) trickle(msg []byte, rate int) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	buf := make([]byte, 0, len(msg)+1)
 	buf = append(append(buf, msg...), '\n')
-	c.out.Write(buf)
+	if rate <= 0 {
+		c.out.Write(buf)
+		return
+	}
+	const tick = 50 * time.Millisecond
+	chunk := max(1, rate*int(tick)/int(time.Second))
+	for len(buf) > 0 {
+		n := min(chunk, len(buf))
+		if _, err := c.out.Write(buf[:n]); err != nil {
+			return
+		}
+		buf = buf[n:]
+		if len(buf) > 0 {
+			time.Sleep(tick)
+		}
+	}
 }
 
 // receive handles one line: a message or a batch.
@@ -216,22 +257,35 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 // the plan is dropped.
 func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond func([]byte)) {
 	log := c.e.opts.Logger
+	sent := 0
 	for _, st := range plan.Steps {
 		switch st.Kind {
-		case StepSend:
+		case StepSend, StepHTTPStatus:
+			note := ""
+			if plan.Scripted != "" && st.Response {
+				note = "scripted: " + plan.Scripted
+			}
 			if m, err := jsonrpc.Parse(st.Message); err == nil {
 				var lat time.Duration
 				if st.Response {
 					lat = time.Since(start)
 				}
-				livelog.Message(log, livelog.ToClient, m, lat, "")
+				livelog.Message(log, livelog.ToClient, m, lat, note)
 			} else {
-				livelog.Raw(log, livelog.ToClient, st.Message, "as recorded")
+				livelog.Raw(log, livelog.ToClient, st.Message, "as recorded or scripted")
 			}
-			if st.Response {
+			switch {
+			case plan.Trickle > 0:
+				c.trickle(st.Message, plan.Trickle)
+			case st.Response:
 				respond(st.Message)
-			} else {
+			default:
 				c.send(st.Message)
+			}
+			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
+				log.Warn(fmt.Sprintf("✗ scripted fault: connection cut after %d messages (%s)", sent, plan.Scripted))
+				c.end(nil)
+				return
 			}
 		case StepAwaitReply:
 			if _, err := c.s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
@@ -244,6 +298,14 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 			case <-ctx.Done():
 				t.Stop()
 			}
+		case StepClose:
+			log.Warn("✗ scripted fault: connection closed (" + plan.Scripted + ")")
+			c.end(nil)
+			return
+		case StepExit:
+			log.Warn(fmt.Sprintf("✗ scripted fault: server exits with status %d (%s)", st.ExitStatus, plan.Scripted))
+			c.end(&ExitError{Status: st.ExitStatus})
+			return
 		}
 		if ctx.Err() != nil && c.cancelled(ctx) {
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,14 @@ const (
 	StepAwaitReply
 	// StepDelay waits for Delay.
 	StepDelay
+	// StepClose closes the connection (a scripted fault).
+	StepClose
+	// StepExit ends a stdio server with ExitStatus (a scripted fault).
+	StepExit
+	// StepHTTPStatus answers the HTTP request with Status, Headers and
+	// Body instead of the JSON-RPC answer (a scripted fault; front ends
+	// without HTTP send Message, a JSON-RPC error saying so).
+	StepHTTPStatus
 )
 
 // Step is one action of a plan.
@@ -38,6 +47,12 @@ type Step struct {
 	Response bool
 	ReplyID  jsonrpc.ID
 	Delay    time.Duration
+	// ExitStatus is the status of a StepExit.
+	ExitStatus int
+	// Status, Headers and Body are the HTTP answer of a StepHTTPStatus.
+	Status  int
+	Headers map[string]string
+	Body    string
 }
 
 // Plan is what a session does in answer to one client message.
@@ -48,6 +63,13 @@ type Plan struct {
 	Interaction int
 	// Miss is set when the request matched nothing.
 	Miss *Miss
+	// Scripted names the scripted interaction that answered, if one did.
+	Scripted string
+	// CutAfter, when positive, ends the answer's stream (on stdio, the
+	// connection) after that many messages.
+	CutAfter int
+	// Trickle, when positive, sends the answer at that many bytes a second.
+	Trickle int
 }
 
 // Session is one client's replay state: which recorded interactions it has
@@ -63,11 +85,15 @@ type Session struct {
 	awaiting  map[jsonrpc.ID]chan struct{}    // server-to-client requests awaiting a reply
 	replied   map[jsonrpc.ID]*jsonrpc.Message // replies received
 	firstDone bool
+
+	script scriptState // counters of scripted interactions (faults.go)
 }
 
 // NewSession starts a session with fresh replay state.
 func (e *Engine) NewSession() *Session {
-	return &Session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{}}
+	n := uint64(e.sessions.Add(1))
+	return &Session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
+		script: scriptState{counts: map[int]int{}, recent: map[int][]time.Time{}, rng: rand.New(rand.NewPCG(e.opts.Seed, n))}}
 }
 
 // Handle returns the plan that answers one client request or notification.
@@ -97,6 +123,27 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 
 func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
+	sc := s.trigger(live)
+	if sc == nil {
+		plan := s.recordedPlan(msg, live)
+		if lat := s.e.opts.Latency; plan.Miss == nil && (lat.Factor > 0 || lat.Fixed > 0) {
+			if d := lat.delay(s.recordedLatency(plan.Interaction)); d > 0 {
+				plan.Steps = append([]Step{{Kind: StepDelay, Delay: d}}, plan.Steps...)
+			}
+		}
+		return plan
+	}
+	plan, latency := s.answerScripted(msg, sc, func() *Plan { return s.recordedPlan(msg, live) })
+	plan.Scripted = sc.source
+	if f := sc.in.Fault; f != nil {
+		plan = s.applyFault(plan, f, latency, msg.ID)
+		plan.Scripted = sc.source
+	}
+	return plan
+}
+
+// recordedPlan answers from the recording.
+func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	r, miss := s.choose(live)
 	if r == nil {
 		if plan := s.synthesize(msg); plan != nil {
@@ -159,8 +206,16 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 // live ids and tokens, the response under the live id, then the server
 // messages recorded after it that belong to no request.
 func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
-	in := r.interaction
-	plan := &Plan{Interaction: r.index + 1}
+	plan := s.answerWith(msg, r.interaction, r.index+1)
+	plan.Steps = append(plan.Steps, s.followUps(r)...)
+	return plan
+}
+
+// answerWith builds the answer of one interaction (at cassette position
+// pos, 0 for one from elsewhere): its exchange with live ids and tokens,
+// then its response under the live id.
+func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int) *Plan {
+	plan := &Plan{Interaction: pos}
 	token := progressToken(msg.Params)
 	for _, m := range in.Exchange {
 		if m.From != cassettes.FromServer {
@@ -203,10 +258,9 @@ func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 	} else {
 		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("mcpmock: the recorded %s (interaction %d) got no response from the server", msg.Method, r.index+1),
+			Message: fmt.Sprintf("mcpmock: the recorded %s (interaction %d) got no response from the server", msg.Method, pos),
 		})})
 	}
-	plan.Steps = append(plan.Steps, s.followUps(r)...)
 	return plan
 }
 
