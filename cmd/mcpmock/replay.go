@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -13,11 +14,13 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	var strict bool
 	var h replayHTTPFlags // replay_http.go: --listen and the listener's safety
 	var m matchFlags      // replay_match.go: matcher flags
+	var f faultFlags      // replay_faults.go: overlays, faults, seed, latency
 	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stderr)
 	c.register(fs)
 	fs.BoolVar(&strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
 	h.register(fs)
 	m.register(fs)
+	f.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -37,6 +40,9 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}
 	opts := &replayer.Options{Logger: log, Strict: strict}
 	if err := m.apply(cas, opts); err != nil {
+		return err
+	}
+	if err := f.apply(opts); err != nil {
 		return err
 	}
 	eng, err := replayer.New(cas, opts)
@@ -59,5 +65,9 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
 	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
+	var exit *replayer.ExitError
+	if errors.As(serveErr, &exit) {
+		return exitStatus(exit.Status)
+	}
 	return serveErr
 }
