@@ -1,0 +1,656 @@
+package replayer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// HTTPOptions configure the HTTP front end. The zero value (or nil) is the
+// default.
+type HTTPOptions struct {
+	// Form chooses how a POSTed request is answered when the answer is the
+	// response alone. "" answers in the recorded form (the interaction's
+	// http.form) when the cassette has one and as application/json
+	// otherwise; "json" always answers application/json; "sse" always
+	// answers a text/event-stream. An answer that carries other messages
+	// before the response (progress, server-to-client requests) is always
+	// an event stream.
+	Form string
+	// StatelessKey picks the replay state of stateless (2026-07-28)
+	// requests, which carry no session: requests with the same key share
+	// one Session (its repeat counters). nil means one Session for all the
+	// stateless traffic of the handler.
+	StatelessKey func(*http.Request) string
+	// NewSessionID makes the Mcp-Session-Id of a new session and the
+	// session id of an HTTP+SSE connection; nil means 128 random bits in hex.
+	NewSessionID func() string
+	// MaxBodyBytes bounds a POST body (413 beyond it); 0 means 64 MiB.
+	MaxBodyBytes int64
+	// KeepAlive is the interval of SSE comments on the long-lived streams
+	// (the GET stream, the HTTP+SSE stream); 0 means 15 seconds, a
+	// negative value none.
+	KeepAlive time.Duration
+}
+
+// HTTPHandler serves a cassette over HTTP. It is an http.Handler: Streamable
+// HTTP at /mcp, and the HTTP+SSE transport of 2024-11-05 at /sse (the event
+// stream) and /message (its POST endpoint). Every other path is 404.
+//
+// Stateful era (up to 2025-11-25): each initialize starts a session with a
+// fresh random Mcp-Session-Id and its own replay state; a later request
+// without the header is answered 400, one with an unknown id 404; DELETE
+// ends the session. A GET with the session id opens the stream that carries
+// the server's messages that belong to no request (a list_changed). POSTed
+// notifications and responses are answered 202.
+//
+// Stateless era (2026-07-28, recognized by the MCP-Protocol-Version header
+// or the request's _meta): no session; the Mcp-Method, Mcp-Name and
+// MCP-Protocol-Version headers are checked against the body (400 with
+// JSON-RPC error -32020 when they differ), a method never recorded gets 404
+// with -32601, and replay state is shared as HTTPOptions.StatelessKey says.
+// Server messages that belong to no request are not sent in this era.
+//
+// The handler does no Origin, Host or token checks: wrap it (mcpmock wraps
+// it in internal/httpguard).
+type HTTPHandler struct {
+	e    *Engine
+	opts HTTPOptions
+
+	mu        sync.Mutex // guards sessions, stateless and closed
+	sessions  map[string]*httpSession
+	stateless map[string]*Session
+	closed    bool
+	done      chan struct{} // closed by Close
+}
+
+// Handler returns an HTTP front end for the engine.
+func (e *Engine) Handler(opts *HTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{e: e, sessions: map[string]*httpSession{}, stateless: map[string]*Session{}, done: make(chan struct{})}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.NewSessionID == nil {
+		h.opts.NewSessionID = randomID
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = jsonrpc.DefaultMaxLine
+	}
+	if h.opts.KeepAlive == 0 {
+		h.opts.KeepAlive = 15 * time.Second
+	}
+	return h
+}
+
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Close ends every session and every open stream (the GET streams, the
+// HTTP+SSE streams), so that an http.Server's Shutdown does not wait for
+// them. Later requests of those sessions get 404. Close is idempotent.
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.done)
+	sessions := h.sessions
+	h.sessions = map[string]*httpSession{}
+	h.mu.Unlock()
+	for _, hs := range sessions {
+		hs.end()
+	}
+}
+
+// Sessions returns the number of live stateful sessions (Streamable HTTP
+// and HTTP+SSE).
+func (h *HTTPHandler) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/mcp":
+		h.serveStreamable(w, r)
+	case "/sse":
+		h.serveSSE(w, r)
+	case "/message":
+		h.serveSSEMessage(w, r)
+	default:
+		http.Error(w, fmt.Sprintf("Not Found: mcpmock serves Streamable HTTP at /mcp and HTTP+SSE at /sse, not %s", r.URL.Path), http.StatusNotFound)
+	}
+}
+
+// httpSession is one stateful session: Streamable HTTP with an
+// Mcp-Session-Id, or one HTTP+SSE connection.
+type httpSession struct {
+	id string
+	s  *Session
+
+	sse bool // an HTTP+SSE session (set before it is shared)
+
+	mu       sync.Mutex // guards queue, streamed, inflight and ended
+	queue    [][]byte   // messages waiting for the stream
+	streamed bool       // a GET stream is open
+	inflight map[jsonrpc.ID]context.CancelCauseFunc
+	ended    bool
+	wake     chan struct{}  // signals the stream that queue grew (capacity 1)
+	done     chan struct{}  // closed when the session ends
+	plans    sync.WaitGroup // plans being carried out for the session
+}
+
+// maxQueued bounds the messages a session keeps for a GET stream that is
+// not open.
+const maxQueued = 10000
+
+func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
+	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.NewSession(), sse: sse, inflight: map[jsonrpc.ID]context.CancelCauseFunc{},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	h.sessions[hs.id] = hs
+	return hs, true
+}
+
+func (h *HTTPHandler) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+func (h *HTTPHandler) deleteSession(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+	hs.end()
+}
+
+// end cancels what is in flight and ends the session's stream.
+func (hs *httpSession) end() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.ended {
+		return
+	}
+	hs.ended = true
+	for _, cancel := range hs.inflight {
+		cancel(errSessionEnded)
+	}
+	close(hs.done)
+}
+
+var errSessionEnded = errors.New("session ended")
+
+// push queues a message for the session's stream.
+func (hs *httpSession) push(msg []byte) {
+	hs.mu.Lock()
+	if len(hs.queue) < maxQueued {
+		hs.queue = append(hs.queue, msg)
+	}
+	hs.mu.Unlock()
+	select {
+	case hs.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (hs *httpSession) take() [][]byte {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	q := hs.queue
+	hs.queue = nil
+	return q
+}
+
+// track registers a request in flight, for notifications/cancelled and for
+// the end of the session; the returned func forgets it. It reports false,
+// registering nothing, when the session has ended.
+func (hs *httpSession) track(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget func(), ok bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.ended {
+		return nil, false
+	}
+	hs.plans.Add(1)
+	hs.inflight[id] = cancel
+	return func() {
+		hs.mu.Lock()
+		delete(hs.inflight, id)
+		hs.mu.Unlock()
+		hs.plans.Done()
+	}, true
+}
+
+func (hs *httpSession) cancel(msg *jsonrpc.Message) {
+	id, err := jsonrpc.Member(msg.Params, "requestId")
+	if err != nil || id == nil {
+		return
+	}
+	hs.mu.Lock()
+	cancel, ok := hs.inflight[jsonrpc.ID(id)]
+	hs.mu.Unlock()
+	if ok {
+		cancel(errCancelledByClient)
+	}
+}
+
+// stream writes the session's queued messages to an SSE stream until the
+// session ends, the client goes away or the handler closes.
+func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter) {
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		for _, msg := range hs.take() {
+			if sw.event("message", msg) != nil {
+				return
+			}
+		}
+		select {
+		case <-hs.wake:
+		case <-tick:
+			if sw.comment("keep-alive") != nil {
+				return
+			}
+		case <-hs.done:
+			return
+		case <-h.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *HTTPHandler) serveStreamable(w http.ResponseWriter, r *http.Request) {
+	version := r.Header.Get(headerProtocolVersion)
+	if version != "" && !slices.Contains(protocolVersions, version) && version < firstStatelessVersion {
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %v)", version, protocolVersions), http.StatusBadRequest)
+		return
+	}
+	modern := version >= firstStatelessVersion
+	switch r.Method {
+	case http.MethodPost:
+		h.servePOST(w, r, modern)
+	case http.MethodGet:
+		if modern {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Method Not Allowed: protocol version "+version+" has no GET stream", http.StatusMethodNotAllowed)
+			return
+		}
+		h.serveGET(w, r)
+	case http.MethodDelete:
+		if modern {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Method Not Allowed: protocol version "+version+" has no sessions", http.StatusMethodNotAllowed)
+			return
+		}
+		h.serveDELETE(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// lookup finds the session named by the request's Mcp-Session-Id: 400
+// without the header, 404 for an unknown one.
+func (h *HTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		http.Error(w, fmt.Sprintf("Bad Request: %s %s requires an %s header (send initialize first)", r.Method, r.URL.Path, headerSessionID), http.StatusBadRequest)
+		return nil
+	}
+	hs := h.session(id)
+	if hs == nil {
+		http.Error(w, "Not Found: session not found (it ended, or never existed in this replay)", http.StatusNotFound)
+	}
+	return hs
+}
+
+func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
+	if _, ok := accepts(r.Header.Values("Accept")); !ok {
+		http.Error(w, "Not Acceptable: Accept must contain 'text/event-stream' for GET requests", http.StatusNotAcceptable)
+		return
+	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	hs.mu.Lock()
+	busy := hs.streamed
+	hs.streamed = true
+	hs.mu.Unlock()
+	if busy {
+		http.Error(w, "Conflict: only one GET stream is allowed per session", http.StatusConflict)
+		return
+	}
+	defer func() {
+		hs.mu.Lock()
+		hs.streamed = false
+		hs.mu.Unlock()
+	}()
+	h.stream(r.Context(), hs, newSSEWriter(w, nil))
+}
+
+func (h *HTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	h.deleteSession(hs)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// incoming is one parsed message of a POST body.
+type incoming struct {
+	raw []byte
+	msg *jsonrpc.Message
+}
+
+// readPOST checks a POST's headers and reads its messages. It answers the
+// request itself and returns ok false on any error.
+func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []incoming, batch, ok bool) {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		http.Error(w, "Unsupported Media Type: Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return nil, false, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return nil, false, false
+		}
+		http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, false, false
+	}
+	if !json.Valid(body) {
+		livelog.Raw(h.e.opts.Logger, livelog.ToServer, body, "parse error")
+		h.e.stats.messages.Add(1)
+		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeParseError, "Parse error: the body is not JSON", nil)
+		return nil, false, false
+	}
+	elems, batch, err := jsonrpc.SplitBatch(body)
+	if err == nil && batch && len(elems) == 0 {
+		err = errors.New("empty batch")
+	}
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+		return nil, false, false
+	}
+	for _, el := range elems {
+		msg, err := jsonrpc.Parse(el)
+		if err != nil {
+			h.e.stats.messages.Add(1)
+			livelog.Raw(h.e.opts.Logger, livelog.ToServer, el, "invalid message")
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				id := jsonrpc.ID("")
+				if msg != nil && validID(msg.ID) {
+					id = msg.ID
+				}
+				writeRPCError(w, http.StatusBadRequest, id, rpcErr.Code, rpcErr.Message, nil)
+			} else {
+				writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+			}
+			return nil, false, false
+		}
+		msgs = append(msgs, incoming{raw: el, msg: msg})
+	}
+	return msgs, batch, true
+}
+
+func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern bool) {
+	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
+	if !jsonOK || !streamOK {
+		http.Error(w, "Not Acceptable: Accept must contain both 'application/json' and 'text/event-stream'", http.StatusNotAcceptable)
+		return
+	}
+	msgs, batch, ok := h.readPOST(w, r)
+	if !ok {
+		return
+	}
+	if !modern {
+		for _, m := range msgs {
+			if m.msg.Kind() == jsonrpc.KindRequest && metaVersion(m.msg.Params) != "" {
+				modern = true
+			}
+		}
+	}
+	if modern {
+		h.serveStateless(w, r, msgs, batch)
+		return
+	}
+	if batch && r.Header.Get(headerProtocolVersion) >= "2025-06-18" {
+		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
+		return
+	}
+	var hs *httpSession
+	created := false
+	if r.Header.Get(headerSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
+		if hs, ok = h.newSession(false); !ok {
+			http.Error(w, "Service Unavailable: the replay server is closing", http.StatusServiceUnavailable)
+			return
+		}
+		created = true
+	} else if hs = h.lookup(w, r); hs == nil {
+		return
+	}
+	h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
+		if created {
+			hd.Set(headerSessionID, hs.id)
+		}
+	})
+}
+
+// answer handles the messages of one POST within a session and writes the
+// HTTP answer: 202 when there is no request, else the responses as JSON or
+// as an event stream. hs is nil for stateless traffic.
+func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
+	type call struct {
+		msg  *jsonrpc.Message
+		plan *Plan
+	}
+	var calls []call
+	for _, m := range msgs {
+		switch m.msg.Kind() {
+		case jsonrpc.KindResponse:
+			livelog.Message(h.e.opts.Logger, livelog.ToServer, m.msg, 0, "")
+			s.e.stats.messages.Add(1)
+			s.Deliver(m.msg)
+		case jsonrpc.KindNotification:
+			livelog.Message(h.e.opts.Logger, livelog.ToServer, m.msg, 0, "")
+			s.Handle(m.msg)
+			if m.msg.Method == "notifications/cancelled" && hs != nil {
+				hs.cancel(m.msg)
+			}
+		case jsonrpc.KindRequest:
+			plan := s.Handle(m.msg)
+			h.e.logRequest(m.msg, plan)
+			calls = append(calls, call{m.msg, plan})
+		}
+	}
+	headers(w.Header())
+	if len(calls) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	start := time.Now()
+	// Each request can be cancelled alone (notifications/cancelled); all
+	// end when the client goes away.
+	ctxs := make([]context.Context, len(calls))
+	for i, c := range calls {
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		ctxs[i] = ctx
+		if hs != nil {
+			forget, ok := hs.track(c.msg.ID, cancel)
+			if !ok {
+				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
+				return
+			}
+			defer forget()
+		}
+	}
+	var later func([]byte)
+	if hs != nil {
+		later = hs.push
+	}
+
+	// The form: JSON when every answer is the response alone (and the
+	// options or the recording do not ask for a stream).
+	useSSE := false
+	var eventIDs []string
+	for _, c := range calls {
+		if c.plan.streams() {
+			useSSE = true
+		}
+		rec := h.e.recordedHTTP(c.plan)
+		switch {
+		case h.opts.Form == "sse":
+			useSSE = true
+		case h.opts.Form == "" && rec != nil && rec.Form == "sse":
+			useSSE = true
+		}
+		if rec != nil && !batch {
+			eventIDs = rec.EventIDs
+		}
+	}
+
+	if !useSSE {
+		responses := make([][]byte, len(calls))
+		var wg sync.WaitGroup
+		for i, c := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
+					responses[i] = msg
+					return nil
+				}, later)
+			}()
+		}
+		wg.Wait()
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		if batch {
+			w.Header().Set("Content-Type", "application/json")
+			var out [][]byte
+			for _, m := range responses {
+				if m != nil {
+					out = append(out, m)
+				}
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write(jsonrpc.JoinBatch(out))
+			return
+		}
+		if responses[0] == nil {
+			// Cancelled by the client before the response: nothing to say.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		status := h.e.statusOf(calls[0].plan, responses[0], hs == nil)
+		if rec := h.e.recordedHTTP(calls[0].plan); rec != nil && status >= 400 {
+			for _, k := range []string{"Retry-After", "WWW-Authenticate"} {
+				if v, ok := rec.ResponseHeaders[k]; ok {
+					w.Header().Set(k, v)
+				}
+			}
+		}
+		w.WriteHeader(status)
+		w.Write(responses[0])
+		return
+	}
+
+	sw := newSSEWriter(w, eventIDs)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
+				return sw.event("message", msg)
+			}, later)
+		}()
+	}
+	wg.Wait()
+}
+
+// recordedHTTP returns how the interaction that answers a plan travelled
+// over HTTP, or nil.
+func (e *Engine) recordedHTTP(p *Plan) *cassettes.HTTP {
+	if p.Interaction <= 0 || p.Interaction > len(e.cassette.Interactions) {
+		return nil
+	}
+	return e.cassette.Interactions[p.Interaction-1].HTTP
+}
+
+// statusOf is the HTTP status of a JSON answer: the recorded one for a
+// recorded error, 404 for method-not-found in the stateless era (as its
+// transport requires), else 200.
+func (e *Engine) statusOf(p *Plan, response []byte, stateless bool) int {
+	m, err := jsonrpc.Parse(response)
+	if err != nil || m.Error == nil {
+		return http.StatusOK
+	}
+	if rec := e.recordedHTTP(p); rec != nil && rec.Status >= 400 && p.Miss == nil {
+		return rec.Status
+	}
+	if stateless {
+		switch m.Error.Code {
+		case jsonrpc.CodeMethodNotFound:
+			return http.StatusNotFound
+		case CodeHeaderMismatch, CodeUnsupportedProtocolVersion:
+			return http.StatusBadRequest
+		}
+	}
+	return http.StatusOK
+}
+
+// metaVersion returns params._meta["io.modelcontextprotocol/protocolVersion"].
+func metaVersion(params json.RawMessage) string {
+	if len(params) == 0 {
+		return ""
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return ""
+	}
+	raw, err := jsonrpc.Member(meta, metaProtocolVersion)
+	if err != nil || raw == nil {
+		return ""
+	}
+	var v string
+	json.Unmarshal(raw, &v)
+	return v
+}

@@ -1,0 +1,98 @@
+package replayer
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// serveSSE serves the event stream of the HTTP+SSE transport (2024-11-05):
+// one session per stream, whose first event, "endpoint", names the URL the
+// client POSTs its messages to (relative, so that the handler can be mounted
+// under any prefix). Every server message of the session goes on this
+// stream; the session ends with it.
+func (h *HTTPHandler) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "Method Not Allowed: GET /sse opens the stream; messages go to the endpoint it names", http.StatusMethodNotAllowed)
+		return
+	}
+	if _, ok := accepts(r.Header.Values("Accept")); !ok && len(r.Header.Values("Accept")) > 0 {
+		http.Error(w, "Not Acceptable: Accept must contain 'text/event-stream'", http.StatusNotAcceptable)
+		return
+	}
+	hs, ok := h.newSession(true)
+	if !ok {
+		http.Error(w, "Service Unavailable: the replay server is closing", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.deleteSession(hs)
+	sw := newSSEWriter(w, nil)
+	if sw.event("endpoint", []byte("message?sessionId="+url.QueryEscape(hs.id))) != nil {
+		return
+	}
+	h.stream(r.Context(), hs, sw)
+	hs.end()
+	hs.plans.Wait()
+}
+
+// serveSSEMessage takes a POST to the endpoint of an HTTP+SSE session: 202
+// at once, and the answers on the session's stream.
+func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	id := r.URL.Query().Get("sessionId")
+	if id == "" {
+		http.Error(w, "Bad Request: sessionId is required (use the endpoint of GET /sse)", http.StatusBadRequest)
+		return
+	}
+	hs := h.session(id)
+	if hs == nil || !hs.sse {
+		http.Error(w, "Not Found: session not found", http.StatusNotFound)
+		return
+	}
+	msgs, _, ok := h.readPOST(w, r)
+	if !ok {
+		return
+	}
+	log := h.e.opts.Logger
+	for _, m := range msgs {
+		switch m.msg.Kind() {
+		case jsonrpc.KindResponse:
+			livelog.Message(log, livelog.ToServer, m.msg, 0, "")
+			h.e.stats.messages.Add(1)
+			hs.s.Deliver(m.msg)
+		case jsonrpc.KindNotification:
+			livelog.Message(log, livelog.ToServer, m.msg, 0, "")
+			hs.s.Handle(m.msg)
+			if m.msg.Method == "notifications/cancelled" {
+				hs.cancel(m.msg)
+			}
+		case jsonrpc.KindRequest:
+			start := time.Now()
+			plan := hs.s.Handle(m.msg)
+			h.e.logRequest(m.msg, plan)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			forget, ok := hs.track(m.msg.ID, cancel)
+			if !ok {
+				cancel(nil)
+				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
+				return
+			}
+			go func() {
+				defer forget()
+				defer cancel(nil)
+				push := func(msg []byte, _ bool) error { hs.push(msg); return nil }
+				hs.s.runHTTP(ctx, plan, start, push, hs.push)
+			}()
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+}

@@ -1,0 +1,126 @@
+package replayer
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// serveStateless answers a POST of the 2026-07-28 era: one message, no
+// session, the request metadata headers checked against the body as a real
+// server checks them.
+func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
+	if batch {
+		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
+		return
+	}
+	msg := msgs[0].msg
+	if msg.Kind() == jsonrpc.KindRequest {
+		if status, code, text, data := checkHeaders(r.Header, msg); status != 0 {
+			h.e.stats.messages.Add(1)
+			h.e.opts.Logger.Warn(fmt.Sprintf("refused %s: %s", msg.Method, text))
+			writeRPCError(w, status, msg.ID, code, text, data)
+			return
+		}
+	}
+	h.answer(w, r, h.statelessSession(r), nil, msgs, false, func(http.Header) {})
+}
+
+// statelessSession returns the Session that holds the replay state of a
+// stateless request.
+func (h *HTTPHandler) statelessSession(r *http.Request) *Session {
+	key := ""
+	if h.opts.StatelessKey != nil {
+		key = h.opts.StatelessKey(r)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.stateless[key]
+	if s == nil {
+		s = h.e.NewSession()
+		h.stateless[key] = s
+	}
+	return s
+}
+
+// unsupportedVersion is the data of an UnsupportedProtocolVersionError.
+type unsupportedVersion struct {
+	Supported []string `json:"supported"`
+	Requested string   `json:"requested"`
+}
+
+// checkHeaders validates the request metadata headers of a stateless
+// request (the 2026-07-28 transport's Server Validation). It returns the
+// HTTP status, JSON-RPC code, message and data of the refusal, or status 0.
+func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text string, data any) {
+	header := hd.Get(headerProtocolVersion)
+	meta := metaVersion(msg.Params)
+	switch {
+	case header == "":
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: the %s header is required for requests carrying %q", headerProtocolVersion, metaProtocolVersion), nil
+	case !slices.Contains(protocolVersions, header):
+		return 400, CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", header),
+			unsupportedVersion{Supported: slices.Clone(protocolVersions), Requested: header}
+	case meta == "":
+		return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: missing _meta field %q", metaProtocolVersion), nil
+	case meta != header:
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", headerProtocolVersion, header, meta), nil
+	}
+	method := hd.Get(headerMethod)
+	switch {
+	case method == "":
+		return 400, CodeHeaderMismatch, "Header mismatch: missing required Mcp-Method header", nil
+	case method != msg.Method:
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.Method), nil
+	}
+	field := ""
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		field = "name"
+	case "resources/read":
+		field = "uri"
+	default:
+		return 0, 0, "", nil
+	}
+	body := ""
+	if raw, err := jsonrpc.Member(msg.Params, field); err == nil && raw != nil {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s must be a string", field), nil
+		}
+	}
+	values := hd.Values(headerName)
+	if len(values) == 0 {
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: missing required Mcp-Name header for method %q", msg.Method), nil
+	}
+	name, ok := decodeHeaderValue(values[0])
+	if !ok {
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Name header value %q is malformed", values[0]), nil
+	}
+	if name != body {
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, body), nil
+	}
+	return 0, 0, "", nil
+}
+
+// decodeHeaderValue decodes the Base64 sentinel form =?base64?...?= of a
+// header value, and refuses characters a header value may not hold.
+func decodeHeaderValue(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	}
+	for _, c := range []byte(v) {
+		if (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}

@@ -1,0 +1,234 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// Error codes of the 2026-07-28 transport (SEP-2575, SEP-2243).
+const (
+	// CodeHeaderMismatch answers a request whose Mcp-Method, Mcp-Name or
+	// MCP-Protocol-Version header is missing or differs from its body.
+	CodeHeaderMismatch = -32020
+	// CodeUnsupportedProtocolVersion answers a request for a protocol
+	// version that the server does not speak.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// The protocol versions of MCP, oldest first. The replay server accepts all
+// of them: which one a session speaks is in the cassette's answers.
+var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// firstStatelessVersion is the first version without sessions.
+const firstStatelessVersion = "2026-07-28"
+
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+	metaProtocolVersion   = "io.modelcontextprotocol/protocolVersion"
+)
+
+// sseWriter writes Server-Sent Events to an HTTP response, flushing each
+// event. It is safe for concurrent use.
+type sseWriter struct {
+	mu  sync.Mutex // guards w and ids
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	ids []string // recorded event ids to reuse, in order
+	err error
+}
+
+func newSSEWriter(w http.ResponseWriter, ids []string) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), ids: ids}
+	s.rc.Flush()
+	return s
+}
+
+// event writes one event; data may hold newlines (each becomes a data line).
+func (s *sseWriter) event(name string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	var b bytes.Buffer
+	if len(s.ids) > 0 {
+		if s.ids[0] != "" {
+			b.WriteString("id: " + s.ids[0] + "\n")
+		}
+		s.ids = s.ids[1:]
+	}
+	if name != "" {
+		b.WriteString("event: " + name + "\n")
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimSuffix(line, []byte("\r")))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		s.err = err
+		return err
+	}
+	s.err = s.rc.Flush()
+	return s.err
+}
+
+// comment writes an SSE comment (a keep-alive).
+func (s *sseWriter) comment(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if _, err := s.w.Write([]byte(": " + text + "\n\n")); err != nil {
+		s.err = err
+		return err
+	}
+	s.err = s.rc.Flush()
+	return s.err
+}
+
+// accepts reports whether the Accept headers allow JSON and an event stream.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+func mediaType(v string) string {
+	mt, _, _ := strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// writeRPCError answers an HTTP error whose body is a JSON-RPC error
+// response (with no id when id is "").
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, message string, data any) {
+	e := &jsonrpc.Error{Code: code, Message: message}
+	if data != nil {
+		e.Data, _ = json.Marshal(data)
+	}
+	if id == "" {
+		id = "null"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(jsonrpc.ErrorResponse(id, e))
+}
+
+// logRequest writes the live log line of a client request and its plan, as
+// the stdio front end does.
+func (e *Engine) logRequest(msg *jsonrpc.Message, plan *Plan) {
+	log := e.opts.Logger
+	note := ""
+	switch {
+	case plan.Miss != nil:
+		note = "no match"
+		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+	case plan.Interaction > 0:
+		note = "replayed #" + strconv.Itoa(plan.Interaction)
+	}
+	livelog.Message(log, livelog.ToServer, msg, 0, note)
+}
+
+func (e *Engine) logSend(raw []byte, latency time.Duration) {
+	if m, err := jsonrpc.Parse(raw); err == nil {
+		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, "")
+	} else {
+		livelog.Raw(e.opts.Logger, livelog.ToClient, raw, "as recorded")
+	}
+}
+
+// streams reports whether a plan sends anything before its response (then
+// the answer must be an event stream).
+func (p *Plan) streams() bool {
+	for _, st := range p.Steps {
+		if st.Kind == StepSend {
+			return !st.Response
+		}
+	}
+	return false
+}
+
+// runHTTP carries out a plan for an HTTP front end: messages up to and
+// including the response go to emit, in order; server messages after the
+// response (those that belong to no request) go to later, which may be nil
+// to drop them. It returns when the plan is done, or when ctx ends (the
+// client went away or cancelled: the rest is dropped).
+func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit func(msg []byte, response bool) error, later func([]byte)) {
+	e := s.e
+	answered := false
+	for _, st := range plan.Steps {
+		if ctx.Err() != nil {
+			return
+		}
+		switch st.Kind {
+		case StepSend:
+			switch {
+			case st.Response:
+				e.logSend(st.Message, time.Since(start))
+				answered = true
+				if emit(st.Message, true) != nil {
+					return
+				}
+			case !answered:
+				e.logSend(st.Message, 0)
+				if emit(st.Message, false) != nil {
+					return
+				}
+			case later != nil:
+				e.logSend(st.Message, 0)
+				later(st.Message)
+			}
+		case StepAwaitReply:
+			if _, err := s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
+				e.opts.Logger.Warn(err.Error())
+			}
+		case StepDelay:
+			t := time.NewTimer(st.Delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+	}
+}
+
+// responseOf returns the response message of a plan.
+func (p *Plan) response() []byte {
+	for _, st := range p.Steps {
+		if st.Kind == StepSend && st.Response {
+			return st.Message
+		}
+	}
+	return nil
+}
