@@ -75,6 +75,9 @@ type Difference struct {
 	Path string
 	// Recorded and Live are the two values as compact JSON ("" when absent).
 	Recorded, Live string
+	// Rule, when set, is the configured rule that the live value broke
+	// ("regex ^New", "type number"); Recorded is then empty.
+	Rule string
 }
 
 func (d Difference) weight() int {
@@ -93,6 +96,10 @@ func (d Difference) String() string {
 		path = "method"
 	}
 	switch {
+	case d.Rule != "" && d.Live == "":
+		return fmt.Sprintf("%s: live has none, want %s", path, d.Rule)
+	case d.Rule != "":
+		return fmt.Sprintf("%s: live %s does not match %s", path, d.Live, d.Rule)
 	case d.Recorded == "":
 		return fmt.Sprintf("%s: not recorded, live has %s", path, d.Live)
 	case d.Live == "":

@@ -38,7 +38,13 @@ var ErrNoMatch = errors.New("no recorded interaction matches")
 // Options configure an Engine. The zero value (or nil) is the default.
 type Options struct {
 	// Matcher decides which recorded requests match a live one; nil means
-	// matcher.Default().
+	// matcher.Default(). The cassette's "match" configuration, and an
+	// interaction's own, are layered over it with matcher.WithConfig (so
+	// placeholders such as "{{any number}}" in recorded values work too).
+	// The engine only tries recorded requests of the live request's method
+	// and, for tools/call, tool name; when the effective matcher is a
+	// matcher.Keyer or matcher.Indexer it finds them through a map, so a
+	// call costs the same whatever the size of the cassette.
 	Matcher matcher.Matcher
 	// Strict makes every recorded interaction answer at most once (or its
 	// "times"), so a repeated request is a miss instead of answering the
@@ -89,12 +95,10 @@ type Event struct {
 type Engine struct {
 	opts     Options
 	cassette *cassettes.Cassette
-	matcher  matcher.Matcher
-	keyer    matcher.Keyer // non-nil when the matcher is key-based
+	index    *index // match.go: the recorded requests by method, tool and key
 
 	requests  []*recorded         // client requests, in recorded order
 	byMethod  map[string][]int    // method → indexes into requests
-	byKey     map[string][]int    // matcher key → indexes (keyer only)
 	followers map[int][]*followup // server-initiated items after request i (-1: before any)
 	discover  *recorded           // a recorded successful server/discover, for a synthesized initialize
 
@@ -118,8 +122,10 @@ func (e *Engine) now() time.Time {
 // recorded is one recorded client request, ready to match and answer.
 type recorded struct {
 	index       int // position in cassette.Interactions
+	pos         int // position in Engine.requests
 	req         matcher.Request
 	interaction *cassettes.Interaction
+	m           matcher.Matcher // the effective matcher (match.go)
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -141,14 +147,11 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	if e.opts.Logger == nil {
 		e.opts.Logger = livelog.Discard
 	}
-	e.matcher = e.opts.Matcher
-	if e.matcher == nil {
-		e.matcher = matcher.Default()
+	idx, err := newIndex(e.opts.Matcher, c.Match)
+	if err != nil {
+		return nil, err
 	}
-	e.keyer, _ = e.matcher.(matcher.Keyer)
-	if e.keyer != nil {
-		e.byKey = map[string][]int{}
-	}
+	e.index = idx
 	for i, o := range e.opts.Overlays {
 		if err := e.addScripted(o, fmt.Sprintf("overlay %d", i+1), false); err != nil {
 			return nil, err
@@ -165,14 +168,13 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			if err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}
-			r := &recorded{index: i, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
 			n := len(e.requests)
+			r := &recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
+			if err := e.index.add(r); err != nil {
+				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
+			}
 			e.requests = append(e.requests, r)
 			e.byMethod[msg.Method] = append(e.byMethod[msg.Method], n)
-			if e.keyer != nil {
-				k := e.keyer.Key(r.req)
-				e.byKey[k] = append(e.byKey[k], n)
-			}
 			if msg.Method == "server/discover" && e.discover == nil && in.Response != nil && isResult(in.Response.Message) {
 				e.discover = r
 			}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -161,47 +159,6 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 	return s.answer(msg, r)
 }
 
-// choose finds the recorded request that answers live: among the matches,
-// exact ones before looser ones, then the first unused in recorded order;
-// once all are used, the last one again (unless strict or limited by times).
-func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
-	e := s.e
-	var matches []int
-	if e.keyer != nil {
-		matches = e.byKey[e.keyer.Key(live)]
-	} else {
-		var loose []int
-		for _, n := range e.byMethod[live.Method] {
-			res := e.matcher.Match(e.requests[n].req, live)
-			switch {
-			case res.Match && res.Exact:
-				matches = append(matches, n)
-			case res.Match:
-				loose = append(loose, n)
-			}
-		}
-		matches = append(matches, loose...)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	again := -1
-	for _, n := range matches {
-		used, times := s.used[n], e.requests[n].interaction.Times
-		switch {
-		case times < 0, times > 0 && used < times, times == 0 && used == 0:
-			s.used[n]++
-			return e.requests[n], nil
-		case times == 0 && !e.opts.Strict:
-			again = n
-		}
-	}
-	if again >= 0 {
-		s.used[again]++
-		return e.requests[again], nil
-	}
-	return nil, e.explain(live, len(matches) > 0)
-}
-
 // answer builds the plan of a matched request: the recorded exchange with
 // live ids and tokens, the response under the live id, then the server
 // messages recorded after it that belong to no request.
@@ -267,7 +224,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 // followUps returns, once per session, the server-initiated messages
 // recorded after r (and, with the first answer, those before any request).
 func (s *Session) followUps(r *recorded) []Step {
-	pos := slices.Index(s.e.requests, r)
+	pos := r.pos
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var keys []int
@@ -444,6 +401,7 @@ type Candidate struct {
 	Differences []string             `json:"differences"`
 	Diff        string               `json:"diff,omitempty"`
 	diffs       []matcher.Difference `json:"-"`
+	pos         int                  // position in Engine.requests
 }
 
 func (m *Miss) Error() string { return m.Message() }
@@ -495,50 +453,4 @@ func (m *Miss) RPCError() *jsonrpc.Error {
 	}
 	data, _ := json.Marshal(m)
 	return &jsonrpc.Error{Code: code, Message: m.Message(), Data: data}
-}
-
-// maxCandidates is how many near misses a Miss lists.
-const maxCandidates = 3
-
-// explain ranks the recorded requests of the same method by how far they are
-// from live.
-func (e *Engine) explain(live matcher.Request, exhausted bool) *Miss {
-	m := &Miss{Method: live.Method, Tool: live.Tool(), Exhausted: exhausted}
-	idx := e.byMethod[live.Method]
-	m.Recorded = len(idx) > 0
-	if !m.Recorded || exhausted {
-		return m
-	}
-	type ranked struct {
-		c    Candidate
-		dist int
-	}
-	var all []ranked
-	for _, n := range idx {
-		r := e.requests[n]
-		res := e.matcher.Match(r.req, live)
-		c := Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), Diff: res.Diff, diffs: res.Differences}
-		for _, d := range res.Differences {
-			c.Differences = append(c.Differences, d.String())
-		}
-		all = append(all, ranked{c, res.Distance()})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].dist < all[j].dist })
-	for i := 0; i < len(all) && i < maxCandidates; i++ {
-		m.Candidates = append(m.Candidates, all[i].c)
-	}
-	if best := m.Candidates[0]; len(best.diffs) > 0 && best.Tool == m.Tool {
-		var paths []string
-		for _, d := range best.diffs {
-			if d.Path == "" || d.Path == "name" {
-				paths = nil
-				break
-			}
-			paths = append(paths, d.Path)
-		}
-		if len(paths) > 0 {
-			m.Hint = "to accept this, ignore " + strings.Join(paths, ", ")
-		}
-	}
-	return m
 }

@@ -1,0 +1,353 @@
+package matcher
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Indexer is implemented by matchers that can narrow the recorded requests
+// worth trying for a live one to those that share a key with it: whenever
+// Match(recorded, live).Match, then IndexKey(recorded) == IndexKey(live).
+// ok is false for a recorded request that cannot be keyed (one holding
+// placeholders, say): an engine must try it against every live request of
+// its method and tool. Unlike Keyer, equal keys do not promise a match: the
+// engine still calls Match.
+type Indexer interface {
+	IndexKey(r Request) (key string, ok bool)
+}
+
+// Placeholders are strings that, as a recorded value, match any live value
+// of a type: "{{any string}}", "{{any number}}", "{{any boolean}}",
+// "{{any object}}", "{{any array}}", and "{{any}}" (any value, but present).
+// They work under every matcher that WithConfig builds, which is what the
+// replay engine uses, so a hand-edited cassette can say
+// "arguments": {"timestamp": "{{any number}}"}.
+func placeholder(s string) (typ string, ok bool) {
+	if !strings.HasPrefix(s, "{{any") || !strings.HasSuffix(s, "}}") {
+		return "", false
+	}
+	switch t := strings.TrimSpace(s[len("{{any") : len(s)-2]); t {
+	case "", "value":
+		return "any", true
+	case "string", "number", "boolean", "object", "array":
+		return t, true
+	}
+	return "", false
+}
+
+// WithConfig returns a Matcher that applies the rules of cfg (and, for a
+// tools/call, those of cfg.Tools[tool]) and then asks base (nil means
+// Default()). It also honours placeholders in recorded values. The rules
+// work on copies: neither request changes. A match that needed a rule is not
+// Exact. The result implements Indexer when base implements Indexer or
+// Keyer.
+func WithConfig(base Matcher, cfg *Config) (Matcher, error) {
+	if base == nil {
+		base = Default()
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	r := &rules{base: base, all: compile(cfg.ForTool(""))}
+	if cfg != nil && len(cfg.Tools) > 0 {
+		r.tools = map[string]*compiled{}
+		for name := range cfg.Tools {
+			r.tools[name] = compile(cfg.ForTool(name))
+		}
+	}
+	return r, nil
+}
+
+type rules struct {
+	base  Matcher
+	all   *compiled
+	tools map[string]*compiled // nil when cfg has no per-tool rules
+}
+
+type pathRule struct {
+	path string
+	segs []segment
+	re   *regexp.Regexp // regex rules
+	typ  string         // type rules
+}
+
+type compiled struct {
+	ignore, unordered, subset []pathRule
+	subsetAll                 bool
+	checks                    []pathRule // regex and type rules, by path
+	empty                     bool
+}
+
+func compile(c *Config) *compiled {
+	out := &compiled{empty: c.Empty()}
+	paths := func(list []string) []pathRule {
+		var rs []pathRule
+		for _, p := range list {
+			if p == "" {
+				continue
+			}
+			segs, _ := parsePath(p) // checked by Check
+			rs = append(rs, pathRule{path: p, segs: segs})
+		}
+		return rs
+	}
+	out.ignore, out.unordered, out.subset = paths(c.Ignore), paths(c.Unordered), paths(c.Subset)
+	out.subsetAll = slices.Contains(c.Subset, "")
+	for _, p := range sortedKeysOf(c.Regex) {
+		segs, _ := parsePath(p)
+		out.checks = append(out.checks, pathRule{path: p, segs: segs, re: regexp.MustCompile(c.Regex[p])})
+	}
+	for _, p := range sortedKeysOf(c.Type) {
+		segs, _ := parsePath(p)
+		out.checks = append(out.checks, pathRule{path: p, segs: segs, typ: c.Type[p]})
+	}
+	return out
+}
+
+func (r *rules) rulesFor(rec Request) *compiled {
+	if r.tools != nil {
+		if c, ok := r.tools[rec.Tool()]; ok {
+			return c
+		}
+	}
+	return r.all
+}
+
+func mayHavePlaceholders(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte("{{any"))
+}
+
+func (r *rules) Match(recorded, live Request) Result {
+	c := r.rulesFor(recorded)
+	if c.empty && !mayHavePlaceholders(recorded.Params) {
+		return r.base.Match(recorded, live)
+	}
+	rt, rok := Decode(recorded.Params)
+	lt, lok := Decode(live.Params)
+	if !rok || !lok {
+		return r.base.Match(recorded, live)
+	}
+	var failed []Difference
+	fail := func(d Difference) { failed = append(failed, d) }
+
+	// Placeholders: a satisfied one takes its path out of the comparison.
+	for _, f := range placeholders(rt) {
+		got := lookup(lt, f.segs)
+		if len(got) == 1 && hasType(got[0].val, f.val.(string)) {
+			rt, lt = remove(rt, f.segs), remove(lt, f.segs)
+		}
+	}
+	for _, p := range c.ignore {
+		rt, lt = remove(rt, p.segs), remove(lt, p.segs)
+	}
+	for _, p := range c.checks {
+		got := lookup(lt, p.segs)
+		ok := len(got) > 0
+		if !ok {
+			fail(Difference{Path: p.path, Rule: p.describe()})
+		}
+		for _, g := range got {
+			if !p.accepts(g.val) {
+				fail(Difference{Path: g.path, Live: compact(g.val), Rule: p.describe()})
+				ok = false
+			}
+		}
+		if ok {
+			rt, lt = remove(rt, p.segs), remove(lt, p.segs)
+		}
+	}
+	for _, p := range c.unordered {
+		rt, lt = update(rt, p.segs, sortArray), update(lt, p.segs, sortArray)
+	}
+	if c.subsetAll {
+		lt = prune(rt, lt)
+	}
+	for _, p := range c.subset {
+		for _, f := range lookup(rt, p.segs) {
+			lt = update(lt, f.segs, func(lv any) any { return prune(f.val, lv) })
+		}
+	}
+	rb, _ := json.Marshal(rt)
+	lb, _ := json.Marshal(lt)
+	res := r.base.Match(Request{Method: recorded.Method, Params: rb}, Request{Method: live.Method, Params: lb})
+	if len(failed) == 0 {
+		if res.Match {
+			res.Exact = res.Exact && r.base.Match(recorded, live).Exact
+		}
+		return res
+	}
+	out := Result{Differences: failed}
+	for _, d := range res.Differences {
+		if !slices.ContainsFunc(failed, func(f Difference) bool { return f.Path == d.Path }) {
+			out.Differences = append(out.Differences, d)
+		}
+	}
+	out.Diff = res.Diff
+	if out.Diff == "" {
+		out.Diff = cmp.Diff(rt, lt)
+	}
+	return out
+}
+
+// IndexKey keys a request with every path that a rule loosens taken out.
+func (r *rules) IndexKey(req Request) (string, bool) {
+	var key func(Request) (string, bool)
+	switch b := r.base.(type) {
+	case Indexer:
+		key = b.IndexKey
+	case Keyer:
+		key = func(q Request) (string, bool) { return b.Key(q), true }
+	default:
+		return "", false
+	}
+	c := r.rulesFor(req)
+	held := mayHavePlaceholders(req.Params)
+	if c.empty && !held {
+		return key(req)
+	}
+	t, ok := Decode(req.Params)
+	if !ok {
+		return key(req)
+	}
+	if held {
+		held = len(placeholders(t)) > 0
+	}
+	for _, list := range [][]pathRule{c.ignore, c.checks, c.subset} {
+		for _, p := range list {
+			t = remove(t, p.segs)
+		}
+	}
+	if c.subsetAll {
+		t = map[string]any{}
+	}
+	for _, p := range c.unordered {
+		t = update(t, p.segs, sortArray)
+	}
+	b, _ := json.Marshal(t)
+	k, ok := key(Request{Method: req.Method, Params: b})
+	return k, ok && !held
+}
+
+func (p pathRule) describe() string {
+	if p.re != nil {
+		return "regex " + p.re.String()
+	}
+	return "type " + p.typ
+}
+
+func (p pathRule) accepts(v any) bool {
+	if p.re == nil {
+		return hasType(v, p.typ)
+	}
+	if s, ok := v.(string); ok {
+		return p.re.MatchString(s)
+	}
+	b, _ := json.Marshal(v)
+	return p.re.Match(b)
+}
+
+// hasType reports whether v (a decoded JSON value) is of the named type, or
+// of the type a placeholder names.
+func hasType(v any, typ string) bool {
+	if t, ok := placeholder(typ); ok {
+		typ = t
+	}
+	return typ == "any" || typeOf(v) == typ
+}
+
+func typeOf(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number, float64:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
+
+// placeholders finds the placeholder strings of a recorded tree.
+func placeholders(tree any) []found {
+	var out []found
+	var walk func(v any, path string, segs []segment)
+	walk = func(v any, path string, segs []segment) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				walk(x[k], JoinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
+			}
+		case []any:
+			for i, e := range x {
+				k := fmt.Sprint(i)
+				walk(e, JoinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
+			}
+		case string:
+			if _, ok := placeholder(x); ok && len(segs) > 0 {
+				out = append(out, found{path: path, segs: segs, val: x})
+			}
+		}
+	}
+	walk(tree, "", nil)
+	return out
+}
+
+// sortArray orders an array's elements by their canonical JSON text.
+func sortArray(v any) any {
+	a, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	keys := make([]string, len(a))
+	idx := make([]int, len(a))
+	for i, e := range a {
+		b, _ := json.Marshal(e)
+		keys[i], idx[i] = string(b), i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return strings.Compare(keys[x], keys[y]) })
+	out := make([]any, len(a))
+	for i, j := range idx {
+		out[i] = a[j]
+	}
+	return out
+}
+
+// prune drops from live the object members that recorded lacks, at every
+// depth (arrays of equal length element by element).
+func prune(recorded, live any) any {
+	switch r := recorded.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return live
+		}
+		out := make(map[string]any, len(r))
+		for k, lv := range l {
+			if rv, ok := r[k]; ok {
+				out[k] = prune(rv, lv)
+			}
+		}
+		return out
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(r) {
+			return live
+		}
+		out := make([]any, len(l))
+		for i := range l {
+			out[i] = prune(r[i], l[i])
+		}
+		return out
+	}
+	return live
+}
