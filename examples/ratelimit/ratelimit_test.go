@@ -27,7 +27,7 @@ func TestClientRetriesRateLimit(t *testing.T) {
 	}
 	var calls []string
 	eng, err := replayer.New(rec, &replayer.Options{
-		Overlays:  []*cassettes.Cassette{overlay},
+		Overlays: []*cassettes.Cassette{overlay},
 		OnRequest: func(ev replayer.Event) {
 			if ev.Tool != "" {
 				calls = append(calls, ev.Tool+" "+string(ev.Arguments))
