@@ -67,6 +67,7 @@ type observed struct {
 	from cassettes.Direction
 	data []byte
 	at   time.Time
+	http *HTTPNote // how it travelled over HTTP; nil on stdio
 }
 
 // New returns a Recorder writing to path; an empty path records nothing to
@@ -118,17 +119,7 @@ func New(path string, opts *Options) (*Recorder, error) {
 // JSON) that passed the tap from the given side at the given time. It never
 // blocks on the recording. Observe takes ownership of data.
 func (r *Recorder) Observe(from cassettes.Direction, data []byte, at time.Time) {
-	r.qmu.Lock()
-	if r.closed {
-		r.qmu.Unlock()
-		return
-	}
-	r.queue = append(r.queue, observed{from, data, at})
-	r.qmu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.enqueue(observed{from: from, data: data, at: at})
 }
 
 // build is the goroutine that turns observed messages into interactions.
@@ -145,7 +136,7 @@ func (r *Recorder) build() {
 			completed := false
 			r.mu.Lock()
 			for _, o := range batch {
-				if r.state.add(o.from, o.data, r.offset(o.at)) {
+				if r.state.addHTTP(o.from, o.data, r.offset(o.at), o.http) {
 					completed = true
 				}
 			}
@@ -299,14 +290,27 @@ type builder struct {
 	topLevel     map[jsonrpc.ID]bool
 	tokens       map[string]int // progress token → interaction
 	started      map[int]cassettes.Millis
-	batches      int
+	// landed is the interaction that the last message went into; -1 for
+	// none. The HTTP notes use it (http_note.go).
+	landed int
+	// hint, when >= 0, is the interaction that server messages belong to
+	// (the request whose HTTP response stream carried them); noOwner says
+	// they belong to none (the GET stream). Both are set by addHTTP for one
+	// message.
+	hint    int
+	noOwner bool
+	// exchanges maps an HTTP exchange number to the interactions its
+	// client messages opened.
+	exchanges map[uint64][]int
+	batches   int
 	messages     int
 	requests     int
 }
 
 func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
 	return &builder{c: c, log: log, pending: map[jsonrpc.ID]int{}, serverReqs: map[jsonrpc.ID]int{},
-		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{}, started: map[int]cassettes.Millis{}}
+		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{}, started: map[int]cassettes.Millis{},
+		landed: -1, hint: -1, exchanges: map[uint64][]int{}}
 }
 
 // snapshot copies the cassette: interactions are values, and the messages
@@ -320,6 +324,11 @@ func (b *builder) snapshot() *cassettes.Cassette {
 		if in.Response != nil {
 			resp := *in.Response
 			in.Response = &resp
+		}
+		if in.HTTP != nil {
+			h := *in.HTTP
+			h.EventIDs = slices.Clone(h.EventIDs)
+			in.HTTP = &h
 		}
 		c.Interactions[i] = in
 	}
@@ -357,9 +366,11 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 		idx := b.pending[b.pendingOrder[len(b.pendingOrder)-1]]
 		in := &b.c.Interactions[idx]
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Raw: &s})
+		b.landed = idx
 		return
 	}
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
+	b.landed = len(b.c.Interactions) - 1
 }
 
 func dirOf(from cassettes.Direction) string {
@@ -401,6 +412,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		b.pending[msg.ID] = idx
 		b.pendingOrder = append(b.pendingOrder, msg.ID)
 		b.started[idx] = at
+		b.landed = idx
 		if tok := progressTokenKey(msg.Params); tok != "" {
 			b.tokens[tok] = idx
 		}
@@ -412,6 +424,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		in := &b.c.Interactions[owner]
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
 		b.serverReqs[msg.ID] = owner
+		b.landed = owner
 		return false
 	}
 	idx := len(b.c.Interactions)
@@ -419,12 +432,19 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	b.serverReqs[msg.ID] = idx
 	b.topLevel[msg.ID] = true
 	b.started[idx] = at
+	b.landed = idx
 	return false
 }
 
 // owner returns the client request that server messages are attributed to:
 // the latest one still in flight.
 func (b *builder) owner() (int, bool) {
+	if b.noOwner {
+		return 0, false
+	}
+	if b.hint >= 0 {
+		return b.hint, true
+	}
 	if len(b.pendingOrder) == 0 {
 		return 0, false
 	}
@@ -450,9 +470,11 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 	if ok {
 		in := &b.c.Interactions[owner]
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
+		b.landed = owner
 		return
 	}
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
+	b.landed = len(b.c.Interactions) - 1
 }
 
 // isStateChange reports notifications about the server's state rather than
@@ -478,6 +500,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		delete(b.pending, msg.ID)
 		b.pendingOrder = slices.DeleteFunc(b.pendingOrder, func(id jsonrpc.ID) bool { return id == msg.ID })
 		b.c.Interactions[idx].Response = &cassettes.Message{From: from, AtMs: at, Message: raw}
+		b.landed = idx
 		return true
 	}
 	// The client's reply to a server-to-client request.
@@ -493,10 +516,12 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		delete(b.topLevel, msg.ID)
 		livelog.Message(b.log, dirOf(from), msg, time.Duration(float64(at-b.started[idx])*1e6), "")
 		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw}
+		b.landed = idx
 		return true
 	}
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
 	in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
+	b.landed = idx
 	return false
 }
 
@@ -505,6 +530,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 func (b *builder) rawMessage(from cassettes.Direction, raw json.RawMessage, at cassettes.Millis) {
 	s := string(raw)
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
+	b.landed = len(b.c.Interactions) - 1
 }
 
 func progressTokenKey(params json.RawMessage) string {
