@@ -303,8 +303,8 @@ type builder struct {
 	// client messages opened.
 	exchanges map[uint64][]int
 	batches   int
-	messages     int
-	requests     int
+	messages  int
+	requests  int
 }
 
 func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
