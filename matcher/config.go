@@ -119,6 +119,7 @@ func (p *configParser) syntax(err error, where string) *ConfigError {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		err, off = errors.New("unexpected end of JSON"), int64(len(p.data))
 	}
+	off = min(max(off, 0), int64(len(p.data)))
 	return p.errAt(off, where, err)
 }
 
