@@ -410,3 +410,66 @@ func TestConcurrentSessions(t *testing.T) {
 		t.Errorf("%d sessions left after every client closed (DELETE), want 0", got)
 	}
 }
+
+func TestBatch20250326(t *testing.T) {
+	srv, _ := serveHTTP(t, cassette(initialize, call(1, "echo", `{}`, text("hi")), call(2, "add", `{}`, text("3"))), nil)
+	u := srv.URL + "/mcp"
+	sid := do(t, "POST", u, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil).header.Get("Mcp-Session-Id")
+	batch := `[{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{}}},` +
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{}},` +
+		`{"jsonrpc":"2.0","id":"y","method":"tools/call","params":{"name":"add","arguments":{}}}]`
+	got := do(t, "POST", u, batch, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-03-26"})
+	var out []map[string]any
+	if err := json.Unmarshal([]byte(got.body), &out); err != nil || len(out) != 2 || out[0]["id"] != "x" || out[1]["id"] != "y" {
+		t.Errorf("batch answer %d %q, want an array of the two responses", got.status, got.body)
+	}
+	if got := do(t, "POST", u, batch, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}); got.status != 400 {
+		t.Errorf("batch in 2025-06-18: %d, want 400", got.status)
+	}
+}
+
+func TestSSETransport(t *testing.T) {
+	srv, h := serveHTTP(t, cassette(initialize, call(1, "echo", `{}`, text("hi"))), nil)
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var event, data string
+	for sc.Scan() && data == "" {
+		if e, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			event = e
+		}
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			data = d
+		}
+	}
+	if event != "endpoint" || !strings.HasPrefix(data, "message?sessionId=") {
+		t.Fatalf("first event %q %q, want endpoint message?sessionId=...", event, data)
+	}
+	endpoint := srv.URL + "/" + data
+	if got := do(t, "POST", endpoint, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, nil); got.status != 202 {
+		t.Errorf("POST to the endpoint: %d, want 202", got.status)
+	}
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if !strings.Contains(d, `"id":9`) || !strings.Contains(d, "hi") {
+				t.Errorf("stream carried %s, want the response", d)
+			}
+			break
+		}
+	}
+	if got := do(t, "POST", srv.URL+"/message?sessionId=nope", `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); got.status != 404 {
+		t.Errorf("unknown session: %d, want 404", got.status)
+	}
+	if got := do(t, "POST", endpoint, `not json`, nil); got.status != 400 {
+		t.Errorf("not JSON: %d, want 400", got.status)
+	}
+	resp.Body.Close()
+	h.Close() // ends the stream and the session
+	if got := do(t, "POST", endpoint, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); got.status != 404 {
+		t.Errorf("after Close: %d, want 404", got.status)
+	}
+}
