@@ -104,7 +104,7 @@ func TestWrap(t *testing.T) {
 			headers: map[string]string{"Authorization": "bearer s3cret"}, status: 200, body: "ok"},
 		{name: "preflight needs no token", opts: &Options{AuthToken: "s3cret"}, method: "OPTIONS", host: "127.0.0.1:1",
 			headers: map[string]string{"Origin": "http://127.0.0.1:5173", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, mcp-session-id"},
-			status: 204, wantHdr: map[string]string{"Access-Control-Allow-Headers": "authorization, mcp-session-id"}},
+			status:  204, wantHdr: map[string]string{"Access-Control-Allow-Headers": "authorization, mcp-session-id"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
