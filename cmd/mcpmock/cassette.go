@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/matcher"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -25,10 +26,7 @@ func (e *env) cassette(_ context.Context, args []string) error {
 		}
 		failed := 0
 		for _, path := range fs.Args() {
-			c, err := cassettes.Load(path)
-			if err == nil {
-				_, err = replayer.New(c, nil)
-			}
+			c, err := lintCassette(path)
 			if err != nil {
 				fmt.Fprintln(e.stderr, err)
 				failed++
@@ -55,6 +53,26 @@ func (e *env) cassette(_ context.Context, args []string) error {
 		return showTimeline(e.stdout, c, isTerminal(e.stdout))
 	}
 	return usagef("unknown cassette subcommand %q (want lint or show)", args[0])
+}
+
+// lintCassette loads a cassette, checks its matcher configurations with
+// their positions, and prepares it for replay.
+func lintCassette(path string) (*cassettes.Cassette, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cassette: %w", err)
+	}
+	c, err := cassettes.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := matcher.CheckCassette(path, data); err != nil {
+		return nil, err
+	}
+	if _, err := replayer.New(c, nil); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func isTerminal(w io.Writer) bool {
