@@ -75,7 +75,7 @@ const usage = `mcpmock records Model Context Protocol traffic and plays it back.
 
 Usage:
   mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]   record a stdio server's session
-  mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio
+  mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio, or HTTP with --listen
   mcpmock demo                                             record and replay the bundled weather example
   mcpmock cassette lint CASSETTE...                        check cassettes
   mcpmock cassette show CASSETTE                           print a cassette as a timeline
