@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,8 +57,10 @@ type HTTP struct {
 
 	exchanges atomic.Uint64
 
-	mu        sync.Mutex      // guards endpoints
+	mu        sync.Mutex      // guards endpoints, streams and closed
 	endpoints map[string]bool // paths announced by endpoint events
+	streams   map[uint64]context.CancelFunc
+	closed    bool
 }
 
 // NewHTTP returns a tap forwarding to the MCP server at upstream (an
@@ -80,7 +83,7 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	if o.MaxMessage <= 0 {
 		o.MaxMessage = jsonrpc.DefaultMaxLine
 	}
-	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, endpoints: map[string]bool{}}
+	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
 	t.sseURL = u
 	if !strings.HasSuffix(u.Path, "/sse") {
 		t.sseURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/sse"}
@@ -154,7 +157,28 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.rec.ObserveHTTP(cassettes.FromClient, data, time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(r.Header)})
 	}
 
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, t.target(r).String(), bytes.NewReader(body))
+	ctx := r.Context()
+	if r.Method == http.MethodGet {
+		// A GET stream lasts until the client or the server ends it, or
+		// CloseStreams.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			http.Error(w, "mcpmock: the tap is shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		t.streams[ex] = cancel
+		t.mu.Unlock()
+		defer func() {
+			t.mu.Lock()
+			delete(t.streams, ex)
+			t.mu.Unlock()
+		}()
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, t.target(r).String(), bytes.NewReader(body))
 	if err != nil {
 		badGateway(w, body, err)
 		return
@@ -308,5 +332,14 @@ func badGateway(w http.ResponseWriter, body []byte, err error) {
 	w.Write(jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpmock: " + err.Error()}))
 }
 
-// closeIdle releases the upstream connections.
-func (t *HTTP) closeIdle() { t.client.CloseIdleConnections() }
+// CloseStreams ends the GET streams in progress and refuses new ones, so
+// that an http.Server's Shutdown does not wait for them; POSTs in flight go
+// on.
+func (t *HTTP) CloseStreams() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for _, cancel := range t.streams {
+		cancel()
+	}
+}

@@ -27,17 +27,20 @@ var keptHeaders = map[string]bool{
 	"Set-Cookie":           true,
 }
 
-// secretHeader reports headers whose values are secrets: credentials,
-// cookies, the session id, and API-key-like names (x-api-key, *-token,
-// *-secret, *api-key*, *apikey*).
-func secretHeader(name string) bool {
+// SecretName reports header and query parameter names whose values are
+// secrets, redacted by default: credentials, cookies, the session id, and
+// API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
+// token, secret, password, access_token...).
+func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id":
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id",
+		"token", "secret", "password", "key", "auth", "sig", "signature":
 		return true
 	}
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "api_key")
+	n = strings.ReplaceAll(n, "_", "-")
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password")
 }
 
 // recordedHeaders returns the headers of h that matter (keptHeaders,
@@ -50,7 +53,7 @@ func recordedHeaders(h http.Header) map[string]string {
 			continue
 		}
 		canon := http.CanonicalHeaderKey(name)
-		secret := secretHeader(canon)
+		secret := SecretName(canon)
 		if !keptHeaders[canon] && !strings.HasPrefix(canon, "Mcp-Param-") && !secret {
 			continue
 		}

@@ -1,0 +1,430 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// BridgeOptions configure the bridges between stdio and HTTP. The zero value
+// (or nil) is the default.
+type BridgeOptions struct {
+	// Client sends requests to the HTTP server (StdioToHTTP); nil means a
+	// client without timeouts.
+	Client *http.Client
+	// Logger receives the bridge's warnings; nil means silent.
+	Logger *slog.Logger
+	// MaxMessage is the longest message; 0 means jsonrpc.DefaultMaxLine.
+	MaxMessage int
+	// Env is added to the stdio server's environment (KEY=VALUE).
+	Env []string
+	// StopTimeout is how long requests in flight may take to be answered
+	// once the client is gone (StdioToHTTP), and how long the stdio server
+	// has to exit after its stdin closes, then after SIGTERM
+	// (StdioBridge); 0 means 5 seconds.
+	StopTimeout time.Duration
+}
+
+func (o *BridgeOptions) defaults() BridgeOptions {
+	var c BridgeOptions
+	if o != nil {
+		c = *o
+	}
+	if c.Client == nil {
+		c.Client = defaultClient()
+	}
+	if c.Logger == nil {
+		c.Logger = livelog.Discard
+	}
+	if c.MaxMessage <= 0 {
+		c.MaxMessage = jsonrpc.DefaultMaxLine
+	}
+	if c.StopTimeout <= 0 {
+		c.StopTimeout = 5 * time.Second
+	}
+	return c
+}
+
+// StdioToHTTP is the bridge from a stdio client to a Streamable HTTP server:
+// it reads the client's messages from clientIn (one a line), sends each as a
+// POST to upstream with the headers that the transport requires
+// (Mcp-Session-Id once the server gave one, MCP-Protocol-Version, Mcp-Method,
+// Mcp-Name), and writes the server's messages (JSON or SSE answers, the GET
+// stream of the stateful era) to clientOut, one a line, as they arrive. rec
+// observes everything, with its HTTP description. It returns when clientIn
+// ends (after the requests in flight are answered, or StopTimeout) or ctx
+// ends; it then ends the session with DELETE.
+func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clientOut io.Writer, rec *Recorder, opts *BridgeOptions) error {
+	o := opts.defaults()
+	tap, err := NewHTTP(upstream, rec, &HTTPOptions{Client: o.Client, Logger: o.Logger, MaxMessage: o.MaxMessage})
+	if err != nil {
+		return err
+	}
+	b := &clientBridge{tap: tap, url: tap.upstream.String(), rec: rec, out: &lockedWriter{w: clientOut}, log: o.Logger, client: o.Client}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.ctx = ctx
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		// This goroutine may stay blocked in a read of clientIn after ctx
+		// ends; it owns nothing else.
+		lr := jsonrpc.NewLineReader(clientIn, o.MaxMessage)
+		for {
+			line, err := lr.ReadLine()
+			if errors.Is(err, jsonrpc.ErrLineTooLong) {
+				o.Logger.Warn("mcpmock: " + err.Error())
+				continue
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case lines <- bytes.Clone(line):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+loop:
+	for {
+		select {
+		case line := <-lines:
+			b.send(line)
+		case err := <-readErr:
+			if !errors.Is(err, io.EOF) {
+				o.Logger.Warn(fmt.Sprintf("mcpmock: reading the client: %v", err))
+			}
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	// The client is gone: give the requests in flight their time.
+	done := make(chan struct{})
+	go func() { b.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(o.StopTimeout):
+		o.Logger.Warn(fmt.Sprintf("mcpmock: requests still unanswered %v after the client left were cut", o.StopTimeout))
+	case <-ctx.Done():
+	}
+	b.endSession()
+	cancel()
+	b.streams.Wait()
+	return nil
+}
+
+// clientBridge is the state of StdioToHTTP.
+type clientBridge struct {
+	ctx    context.Context
+	tap    *HTTP
+	url    string
+	rec    *Recorder
+	out    *lockedWriter
+	log    *slog.Logger
+	client *http.Client
+
+	inflight sync.WaitGroup // POSTs waiting for their answers
+	streams  sync.WaitGroup // the GET stream
+	ex       atomic.Uint64
+
+	mu      sync.Mutex // guards session, version and getOpen
+	session string
+	version string
+	getOpen bool
+}
+
+// send posts one client line. A request is answered on its own goroutine;
+// a notification or a response is sent before the next line is read, so
+// that the server sees the client's messages in order.
+func (b *clientBridge) send(line []byte) {
+	var first *jsonrpc.Message
+	elems, _, err := jsonrpc.SplitBatch(line)
+	if err == nil && len(elems) > 0 {
+		first, _ = jsonrpc.Parse(elems[0])
+	}
+	hasRequest := false
+	var ids []jsonrpc.ID
+	for _, el := range elems {
+		if m, err := jsonrpc.Parse(el); err == nil && m.Kind() == jsonrpc.KindRequest {
+			hasRequest = true
+			ids = append(ids, m.ID)
+		}
+	}
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.url, bytes.NewReader(line))
+	if err != nil {
+		return
+	}
+	b.setHeaders(req.Header, first)
+	ex := b.tap.exchanges.Add(1)
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.Header)})
+	if !hasRequest {
+		b.post(req, ex, nil, first)
+		return
+	}
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		b.post(req, ex, ids, first)
+	}()
+}
+
+func (b *clientBridge) setHeaders(h http.Header, msg *jsonrpc.Message) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	b.mu.Lock()
+	session, version := b.session, b.version
+	b.mu.Unlock()
+	if session != "" {
+		h.Set("Mcp-Session-Id", session)
+	}
+	if msg != nil {
+		if meta, _ := jsonrpc.Member(msg.Params, "_meta"); meta != nil {
+			if v, _ := jsonrpc.Member(meta, "io.modelcontextprotocol/protocolVersion"); v != nil {
+				var s string
+				if json.Unmarshal(v, &s) == nil && s != "" {
+					version = s
+				}
+			}
+		}
+		if msg.Method != "" {
+			h.Set("Mcp-Method", msg.Method)
+		}
+		switch msg.Method {
+		case "tools/call", "prompts/get", "resources/read":
+			for _, key := range []string{"name", "uri"} {
+				if v, _ := jsonrpc.Member(msg.Params, key); v != nil {
+					var s string
+					if json.Unmarshal(v, &s) == nil {
+						h.Set("Mcp-Name", headerValue(s))
+						break
+					}
+				}
+			}
+		}
+	}
+	if version != "" {
+		h.Set("Mcp-Protocol-Version", version)
+	}
+}
+
+// headerValue encodes s as the Value Encoding of 2026-07-28 asks: as is if
+// it is plain visible ASCII, else =?base64?...?=.
+func headerValue(s string) string {
+	plain := s == strings.TrimSpace(s) && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// post sends req and delivers what comes back to the client. ids are the
+// requests in it that must get an answer.
+func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg *jsonrpc.Message) {
+	resp, err := b.client.Do(req)
+	if err != nil {
+		if b.ctx.Err() == nil {
+			b.failAll(ids, fmt.Sprintf("mcpmock: the server %s did not answer: %v", b.tap.upstream.Redacted(), err))
+		}
+		return
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		b.mu.Lock()
+		b.session = sid
+		b.mu.Unlock()
+	}
+	form := formOf(resp)
+	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
+	answered := map[jsonrpc.ID]bool{}
+	deliver := func(data []byte, n HTTPNote) {
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 {
+			return
+		}
+		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), n)
+		if m, err := jsonrpc.Parse(data); err == nil && m.Kind() == jsonrpc.KindResponse {
+			answered[m.ID] = true
+			b.learn(m, msg)
+		}
+		b.out.Write(append(bytes.Clone(data), '\n'))
+	}
+	if form == "sse" {
+		b.rec.ObserveHTTPResponse(note, time.Now())
+		lastID := b.readStream(resp.Body, ex, "", deliver)
+		// A stream that ended before its answers (2025-11-25 lets a server
+		// close it and the client poll): resume it with Last-Event-ID.
+		for tries := 0; lastID != "" && len(answered) < len(ids) && tries < 5 && b.ctx.Err() == nil; tries++ {
+			lastID = b.resume(lastID, ex, deliver)
+		}
+	} else {
+		data, _ := io.ReadAll(resp.Body)
+		trimmed := bytes.TrimSpace(data)
+		if len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
+			note.Body = string(data)
+		}
+		b.rec.ObserveHTTPResponse(note, time.Now())
+		if note.Body == "" && len(trimmed) > 0 {
+			if m, err := jsonrpc.Parse(trimmed); err == nil && m.Kind() == jsonrpc.KindResponse && m.ID == "null" && len(ids) == 1 {
+				// An error with no id (a refused POST) answers the request.
+				trimmed, _ = jsonrpc.WithID(trimmed, ids[0])
+			}
+			deliver(trimmed, HTTPNote{Exchange: ex})
+		}
+		if resp.StatusCode >= 400 {
+			var left []jsonrpc.ID
+			for _, id := range ids {
+				if !answered[id] {
+					left = append(left, id)
+				}
+			}
+			b.failAll(left, fmt.Sprintf("mcpmock: the server answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(data))))
+		}
+	}
+	var left []jsonrpc.ID
+	for _, id := range ids {
+		if !answered[id] {
+			left = append(left, id)
+		}
+	}
+	if len(left) > 0 && resp.StatusCode < 400 && b.ctx.Err() == nil {
+		b.failAll(left, "mcpmock: the server's response stream ended without an answer")
+	}
+}
+
+// learn picks the session's protocol version out of an initialize result,
+// and opens the GET stream of the stateful era.
+func (b *clientBridge) learn(resp *jsonrpc.Message, req *jsonrpc.Message) {
+	if req == nil || req.Method != "initialize" || resp.Result == nil {
+		return
+	}
+	v, _ := jsonrpc.Member(resp.Result, "protocolVersion")
+	var version string
+	json.Unmarshal(v, &version)
+	b.mu.Lock()
+	b.version = version
+	open := !b.getOpen && b.session != ""
+	b.getOpen = b.getOpen || open
+	b.mu.Unlock()
+	if open {
+		b.streams.Add(1)
+		go func() {
+			defer b.streams.Done()
+			b.getStream()
+		}()
+	}
+}
+
+// readStream delivers the messages of an event stream and returns the last
+// event id seen.
+func (b *clientBridge) readStream(body io.Reader, ex uint64, stream string, deliver func([]byte, HTTPNote)) string {
+	sr := jsonrpc.NewSSEReader(body, b.tap.max)
+	last := ""
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			return last
+		}
+		if ev.HasID {
+			last = ev.ID
+		}
+		if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
+			deliver(ev.Data, HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
+		} else if ev.HasID && stream == "" {
+			b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
+		}
+	}
+}
+
+// resume reopens a stream with GET and Last-Event-ID.
+func (b *clientBridge) resume(lastID string, ex uint64, deliver func([]byte, HTTPNote)) string {
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodGet, b.url, nil)
+	if err != nil {
+		return ""
+	}
+	b.setHeaders(req.Header, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if formOf(resp) != "sse" {
+		return ""
+	}
+	return b.readStream(resp.Body, ex, "", deliver)
+}
+
+// getStream reads the GET stream of the stateful era until the session ends.
+func (b *clientBridge) getStream() {
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodGet, b.url, nil)
+	if err != nil {
+		return
+	}
+	b.setHeaders(req.Header, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if formOf(resp) != "sse" {
+		return // 405: the server has no GET stream
+	}
+	b.readStream(resp.Body, 0, "get", func(data []byte, n HTTPNote) {
+		data = bytes.TrimSpace(data)
+		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), n)
+		b.out.Write(append(bytes.Clone(data), '\n'))
+	})
+}
+
+// endSession ends the session with DELETE, as a client must when it leaves.
+func (b *clientBridge) endSession() {
+	b.mu.Lock()
+	session := b.session
+	b.mu.Unlock()
+	if session == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.url, nil)
+	if err != nil {
+		return
+	}
+	b.setHeaders(req.Header, nil)
+	if resp, err := b.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// failAll answers requests that will get no answer from the server with a
+// JSON-RPC error of mcpmock's (not recorded).
+func (b *clientBridge) failAll(ids []jsonrpc.ID, message string) {
+	for _, id := range ids {
+		b.out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}), '\n'))
+	}
+}

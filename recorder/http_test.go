@@ -1,0 +1,301 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/testpeer"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// upstreamServer runs a test server of kind over HTTP on loopback.
+func upstreamServer(t *testing.T, kind string, opts testpeer.HTTPServerOptions) *httptest.Server {
+	t.Helper()
+	h, err := testpeer.HTTPHandler(kind, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// startTap runs the HTTP tap in front of upstream and returns its base URL
+// and its recorder.
+func startTap(t *testing.T, upstream string) (string, *Recorder) {
+	t.Helper()
+	rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap, err := NewHTTP(upstream, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(tap)
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+		rec.Close()
+	})
+	return s.URL, rec
+}
+
+type httpClient func(ctx context.Context, url string, opts testpeer.HTTPOptions) (testpeer.Transcript, error)
+
+// TestHTTPTapRealPeers runs real clients against real servers directly and
+// through the tap, and checks that they see the same, and what the cassette
+// holds.
+func TestHTTPTapRealPeers(t *testing.T) {
+	tests := []struct {
+		name     string
+		kind     string
+		server   testpeer.HTTPServerOptions
+		client   httpClient
+		protocol string
+		sse      bool
+		form     string // the form of a tools/call answer
+	}{
+		{"gosdk-sse-responses/gosdk-client/2025-11-25", testpeer.GoSDK, testpeer.HTTPServerOptions{}, testpeer.RunGoSDKHTTP, "2025-11-25", false, "sse"},
+		{"gosdk-json/mcpgo-client/2025-11-25", testpeer.GoSDK, testpeer.HTTPServerOptions{JSONResponse: true}, testpeer.RunMCPGoHTTP, "2025-11-25", false, "json"},
+		{"gosdk-stateless/gosdk-client", testpeer.GoSDK, testpeer.HTTPServerOptions{Stateless: true}, testpeer.RunGoSDKHTTP, "", false, ""},
+		{"gosdk-json/gosdk-client", testpeer.GoSDK, testpeer.HTTPServerOptions{JSONResponse: true}, testpeer.RunGoSDKHTTP, "", false, "json"},
+		{"mcpgo/mcpgo-client", testpeer.MCPGo, testpeer.HTTPServerOptions{}, testpeer.RunMCPGoHTTP, "", false, ""},
+		{"mcpgo/gosdk-client/2025-11-25", testpeer.MCPGo, testpeer.HTTPServerOptions{}, testpeer.RunGoSDKHTTP, "2025-11-25", false, ""},
+		{"mcpgo-stateless/gosdk-client", testpeer.MCPGo, testpeer.HTTPServerOptions{Stateless: true}, testpeer.RunGoSDKHTTP, "", false, ""},
+		{"gosdk-httpsse/gosdk-sse-client", testpeer.GoSDK, testpeer.HTTPServerOptions{}, testpeer.RunGoSDKHTTP, "2024-11-05", true, "none"},
+		{"mcpgo-httpsse/mcpgo-sse-client", testpeer.MCPGo, testpeer.HTTPServerOptions{}, testpeer.RunMCPGoHTTP, "2024-11-05", true, "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := upstreamServer(t, tt.kind, tt.server)
+			path := "/mcp"
+			if tt.sse {
+				path = "/sse"
+			}
+			opts := testpeer.HTTPOptions{SSE: tt.sse, ClientOptions: testpeer.ClientOptions{ProtocolVersion: tt.protocol}}
+			direct, err := tt.client(testCtx(t), up.URL+path, opts)
+			if err != nil {
+				t.Fatalf("direct: %v", err)
+			}
+			tapURL, rec := startTap(t, up.URL+path)
+			opts.Header = http.Header{"X-Api-Key": {"sekrit"}}
+			tapped, err := tt.client(testCtx(t), tapURL+path, opts)
+			if err != nil {
+				t.Fatalf("through the tap: %v", err)
+			}
+			if diff := cmp.Diff(direct, tapped); diff != "" {
+				t.Errorf("the client saw something else through the tap (-direct +tap):\n%s", diff)
+			}
+			c := rec.Cassette()
+			checkHTTPCassette(t, c, tt.form, tt.sse, true)
+		})
+	}
+}
+
+// checkHTTPCassette checks the recorded tools/call interactions: each has
+// its response and its HTTP description, and no secret is kept.
+func checkHTTPCassette(t *testing.T, c *cassettes.Cassette, form string, sse, apiKey bool) {
+	t.Helper()
+	calls := 0
+	for _, in := range c.Interactions {
+		if in.Request == nil || in.From != cassettes.FromClient {
+			continue
+		}
+		msg, err := jsonrpc.Parse(in.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg.Method != "tools/call" {
+			continue
+		}
+		calls++
+		if in.Response == nil {
+			t.Errorf("tools/call %s has no response", msg.Params)
+		}
+		if in.HTTP == nil {
+			t.Errorf("tools/call %s has no http member", msg.Params)
+			continue
+		}
+		isErr := in.Response != nil && strings.Contains(string(in.Response.Message), `"error"`)
+		if !sse && !isErr && in.HTTP.Status != http.StatusOK {
+			t.Errorf("tools/call %s: status %d, want 200", msg.Params, in.HTTP.Status)
+		}
+		if form != "" && in.HTTP.Form != form {
+			t.Errorf("tools/call %s: form %q, want %q", msg.Params, in.HTTP.Form, form)
+		}
+		if got := in.HTTP.RequestHeaders["X-Api-Key"]; apiKey && got != Redacted {
+			t.Errorf("X-Api-Key recorded as %q, want %q", got, Redacted)
+		}
+		if sid, ok := in.HTTP.RequestHeaders["Mcp-Session-Id"]; ok && sid != Redacted {
+			t.Errorf("Mcp-Session-Id recorded as %q, want %q", sid, Redacted)
+		}
+	}
+	if calls < 8 {
+		t.Errorf("recorded %d tools/call interactions, want 9", calls)
+	}
+	data, _ := json.Marshal(c)
+	if strings.Contains(string(data), "sekrit") {
+		t.Errorf("the cassette holds the API key")
+	}
+}
+
+// TestHTTPTapStreamsEventByEvent proves that the tap forwards an SSE stream
+// as it comes: the client sees the first event while the server has not yet
+// sent the last one (the server waits for the test to see the first).
+func TestHTTPTapStreamsEventByEvent(t *testing.T) {
+	seen := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, ": hello\n\nretry: 500\nid: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-seen:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+	}))
+	t.Cleanup(up.Close)
+	tapURL, rec := startTap(t, up.URL+"/mcp")
+
+	req, _ := http.NewRequestWithContext(testCtx(t), "POST", tapURL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"t"}}}`))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sr := jsonrpc.NewSSEReader(resp.Body, 0)
+	var got []jsonrpc.Event
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+		if len(got) == 2 {
+			// The first message event: the server is still waiting.
+			close(seen)
+		}
+	}
+	if len(got) != 3 || got[0].Comments[0] != "hello" || got[1].ID != "e1" || got[1].Retry != 500 || got[2].ID != "e2" {
+		t.Fatalf("events through the tap: %+v", got)
+	}
+	c := rec.Cassette()
+	if len(c.Interactions) != 1 {
+		t.Fatalf("%d interactions, want 1", len(c.Interactions))
+	}
+	in := c.Interactions[0]
+	want := &cassettes.HTTP{Status: 200, Form: "sse", EventIDs: []string{"e1", "e2"},
+		RequestHeaders:  map[string]string{"Content-Type": "application/json"},
+		ResponseHeaders: map[string]string{"Content-Type": "text/event-stream"}}
+	if diff := cmp.Diff(want, in.HTTP); diff != "" {
+		t.Errorf("http member (-want +got):\n%s", diff)
+	}
+	if len(in.Exchange) != 1 || in.Response == nil {
+		t.Errorf("exchange %d messages, response %v; want the progress and the response", len(in.Exchange), in.Response)
+	}
+}
+
+// TestHTTPTapUpstreamDown: an upstream that does not answer gets a 502 with
+// a JSON-RPC error for the request, and the tap stays up.
+func TestHTTPTapUpstreamDown(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	upURL := up.URL
+	up.Close()
+	tapURL, _ := startTap(t, upURL+"/mcp")
+	for range 2 {
+		resp, err := http.Post(tapURL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("status %d, want 502", resp.StatusCode)
+		}
+		msg, err := jsonrpc.Parse(body)
+		if err != nil || msg.ID != "7" || msg.Error == nil {
+			t.Fatalf("body %s: want a JSON-RPC error for id 7", body)
+		}
+	}
+}
+
+// TestHTTPTapPassesStatusesAndWellKnown: 4xx answers and their bodies pass
+// unchanged and are recorded; /.well-known/* is passed through unrecorded.
+func TestHTTPTapPassesStatusesAndWellKnown(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/.well-known/oauth-protected-resource":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"resource":"x"}`)
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="/.well-known/oauth-protected-resource"`)
+			http.Error(w, "session not found", http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(up.Close)
+	tapURL, rec := startTap(t, up.URL+"/mcp")
+	resp, err := http.Get(tapURL + "/.well-known/oauth-protected-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != `{"resource":"x"}` {
+		t.Errorf("well-known body %q", body)
+	}
+	req, _ := http.NewRequest("POST", tapURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Mcp-Session-Id", "abc")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || string(body) != "session not found\n" || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("got %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	req, _ = http.NewRequest("DELETE", tapURL+"/mcp", nil)
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != 405 {
+		t.Errorf("DELETE: %v %v", resp.StatusCode, err)
+	}
+	c := rec.Cassette()
+	if len(c.Interactions) != 1 {
+		t.Fatalf("%d interactions, want 1 (the ping)", len(c.Interactions))
+	}
+	h := c.Interactions[0].HTTP
+	if h == nil || h.Status != 404 || h.Body != "session not found\n" || h.RequestHeaders["Mcp-Session-Id"] != Redacted {
+		t.Errorf("http member %+v", h)
+	}
+	if p := rec.Pending(); len(p) != 0 {
+		t.Errorf("the refused ping is still pending: %v", p)
+	}
+}
