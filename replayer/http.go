@@ -524,6 +524,15 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		later = hs.push
 	}
 
+	// Scripted HTTP faults: a status instead of the answer.
+	if !batch {
+		if st := calls[0].plan.httpFault(); st != nil {
+			s.serveHTTPFault(ctxs[0], w, calls[0].plan, st)
+			return
+		}
+	}
+	logAbort := func(m string) { h.e.opts.Logger.Warn(m) }
+
 	// The form: JSON when every answer is the response alone (and the
 	// options or the recording do not ask for a stream).
 	useSSE := false
@@ -546,12 +555,13 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 
 	if !useSSE {
 		responses := make([][]byte, len(calls))
+		aborted := make([]bool, len(calls))
 		var wg sync.WaitGroup
 		for i, c := range calls {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
+				aborted[i] = s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
 					responses[i] = msg
 					return nil
 				}, later)
@@ -560,6 +570,12 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		wg.Wait()
 		if r.Context().Err() != nil {
 			return // the client went away
+		}
+		for _, a := range aborted {
+			if a {
+				abortHTTP(w, logAbort)
+				return
+			}
 		}
 		if batch {
 			w.Header().Set("Content-Type", "application/json")
@@ -588,19 +604,26 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 			}
 		}
 		w.WriteHeader(status)
+		if t := calls[0].plan.Trickle; t > 0 {
+			trickleWrite(ctxs[0], w, responses[0], t)
+			return
+		}
 		w.Write(responses[0])
 		return
 	}
 
 	sw := newSSEWriter(w, eventIDs)
 	var wg sync.WaitGroup
+	var abortOnce sync.Once
 	for i, c := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
+			if s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
 				return sw.event("message", msg)
-			}, later)
+			}, later) {
+				abortOnce.Do(func() { logAbort("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")") })
+			}
 		}()
 	}
 	wg.Wait()

@@ -183,12 +183,13 @@ func (p *Plan) streams() bool {
 // response (those that belong to no request) go to later, which may be nil
 // to drop them. It returns when the plan is done, or when ctx ends (the
 // client went away or cancelled: the rest is dropped).
-func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit func(msg []byte, response bool) error, later func([]byte)) {
+func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit func(msg []byte, response bool) error, later func([]byte)) (aborted bool) {
 	e := s.e
 	answered := false
+	sent := 0
 	for _, st := range plan.Steps {
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		switch st.Kind {
 		case StepSend:
@@ -197,16 +198,19 @@ func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit
 				e.logSend(st.Message, time.Since(start))
 				answered = true
 				if emit(st.Message, true) != nil {
-					return
+					return false
 				}
 			case !answered:
 				e.logSend(st.Message, 0)
 				if emit(st.Message, false) != nil {
-					return
+					return false
 				}
 			case later != nil:
 				e.logSend(st.Message, 0)
 				later(st.Message)
+			}
+			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
+				return true
 			}
 		case StepAwaitReply:
 			if _, err := s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
@@ -219,8 +223,11 @@ func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit
 			case <-ctx.Done():
 				t.Stop()
 			}
+		case StepClose, StepExit:
+			return true
 		}
 	}
+	return false
 }
 
 // responseOf returns the response message of a plan.
