@@ -106,9 +106,13 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 		return completed
 	}
 	in := &b.c.Interactions[landed]
-	if landed >= before && note.Stream != "" {
-		// A message of its own on the GET (or a listen) stream.
-		in.HTTP = &cassettes.HTTP{Stream: note.Stream, Form: "sse"}
+	stream := note.Stream
+	if stream == "" && note.Exchange != 0 && b.isListen(note.Exchange) {
+		stream = "listen"
+	}
+	if landed >= before && stream != "" {
+		// A message of its own on the GET stream or a listen stream.
+		in.HTTP = &cassettes.HTTP{Stream: stream, Form: "sse"}
 	}
 	if note.HasEventID {
 		h := httpOf(in)
@@ -133,6 +137,17 @@ func (b *builder) exchangeOwner(ex uint64) int {
 		}
 	}
 	return -1
+}
+
+// isListen reports whether the exchange is a subscriptions/listen request
+// (2026-07-28), whose stream carries the session's change notifications.
+func (b *builder) isListen(ex uint64) bool {
+	for _, i := range b.exchanges[ex] {
+		if m, err := jsonrpc.Parse(b.c.Interactions[i].Request); err == nil && m.Method == "subscriptions/listen" {
+			return true
+		}
+	}
+	return false
 }
 
 // httpResponse puts the response's status, form and headers on the

@@ -299,3 +299,42 @@ func TestHTTPTapPassesStatusesAndWellKnown(t *testing.T) {
 		t.Errorf("the refused ping is still pending: %v", p)
 	}
 }
+
+// TestHTTPNotes checks how the builder uses HTTP notes: server messages go
+// to the request whose stream carried them (not the latest in flight), the
+// GET stream's messages stand alone, and a listen stream's change
+// notifications are marked.
+func TestHTTPNotes(t *testing.T) {
+	rec, err := New("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	now := time.Now()
+	c, s := cassettes.FromClient, cassettes.FromServer
+	rec.ObserveHTTP(c, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`), now, HTTPNote{Exchange: 1})
+	rec.ObserveHTTP(c, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`), now, HTTPNote{Exchange: 2})
+	rec.ObserveHTTPResponse(HTTPNote{Exchange: 1, Status: 200, Form: "sse"}, now)
+	rec.ObserveHTTP(s, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"for a"}}`), now, HTTPNote{Exchange: 1, EventID: "a1", HasEventID: true})
+	rec.ObserveHTTP(s, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"nobody's"}}`), now, HTTPNote{Exchange: 3, Stream: "get", EventID: "g1", HasEventID: true})
+	rec.ObserveHTTP(s, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), now, HTTPNote{Exchange: 1, EventID: "a2", HasEventID: true})
+	rec.ObserveHTTP(c, []byte(`{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{}}`), now, HTTPNote{Exchange: 4})
+	rec.ObserveHTTP(s, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), now, HTTPNote{Exchange: 4})
+	got := rec.Cassette()
+	if n := len(got.Interactions); n != 5 {
+		t.Fatalf("%d interactions, want 5: a, b, the GET stream's message, listen, list_changed", n)
+	}
+	a := got.Interactions[0]
+	if len(a.Exchange) != 1 || a.Response == nil || a.HTTP == nil || a.HTTP.Form != "sse" || !cmp.Equal(a.HTTP.EventIDs, []string{"a1", "a2"}) {
+		t.Errorf("a: %+v %+v", a, a.HTTP)
+	}
+	if b := got.Interactions[1]; len(b.Exchange) != 0 {
+		t.Errorf("b got a's message: %+v", b.Exchange)
+	}
+	if g := got.Interactions[2]; g.Notification == nil || g.HTTP == nil || g.HTTP.Stream != "get" {
+		t.Errorf("GET stream message: %+v", g)
+	}
+	if l := got.Interactions[4]; l.Notification == nil || l.HTTP == nil || l.HTTP.Stream != "listen" {
+		t.Errorf("listen stream message: %+v", l)
+	}
+}
