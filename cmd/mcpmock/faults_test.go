@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,4 +100,37 @@ func TestFaultShortcuts(t *testing.T) {
 			t.Errorf("--fault %q: exit %d (%v), want a usage error", bad, code, err)
 		}
 	}
+}
+
+// TestFaultOverHTTP: a rate limit scripted on the command line reaches an
+// HTTP client as 429 with Retry-After.
+func TestFaultOverHTTP(t *testing.T) {
+	path := recordRaw(t)
+	p, u := startListening(t, "replay", "-c", path, "--listen", "127.0.0.1:0", "--fault", "get_weather@1/1m=http:429:Retry-After=60")
+	post := func(body, sid string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	sid := post(initReq, "").Header.Get("Mcp-Session-Id")
+	var got []string
+	for i := range 3 {
+		resp := post(callN(i+20), sid)
+		got = append(got, resp.Status+" "+resp.Header.Get("Retry-After"))
+	}
+	if diff := cmp.Diff([]string{"200 OK ", "429 Too Many Requests 60", "429 Too Many Requests 60"}, got); diff != "" {
+		t.Errorf("one call a minute (-want +got):\n%s", diff)
+	}
+	stopAndWait(t, p)
 }
