@@ -1,0 +1,245 @@
+package replayer
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/matcher"
+)
+
+func withMatch(interaction, match string) string {
+	return strings.Replace(interaction, `"from":"client"`, `"from":"client","match":`+match, 1)
+}
+
+func matchedCassette(match string, interactions ...string) string {
+	return `{"version":1,"meta":{},"match":` + match + `,"interactions":[` + strings.Join(interactions, ",") + `]}`
+}
+
+func matchCall(id int, tool, args string) string {
+	return `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+}
+
+func resultText(t *testing.T, m map[string]any) string {
+	t.Helper()
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("want a result, got %v", m)
+	}
+	return res["content"].([]any)[0].(map[string]any)["text"].(string)
+}
+
+func TestConfiguredCassetteReplays(t *testing.T) {
+	w, _ := serveCassette(t, matchedCassette(`{"ignore":["arguments.ts"],"tools":{"search":{"subset":["arguments"],"unordered":["arguments.tags"]}}}`,
+		call(1, "get_weather", `{"location":"Paris","ts":1}`, text("paris")),
+		withMatch(call(2, "get_weather", `{"location":"New York"}`, text("new")), `{"regex":{"arguments.location":"^New "}}`),
+		call(3, "search", `{"q":"x","tags":["a","b"]}`, text("found")),
+		call(4, "stamp", `{"at":"{{any number}}"}`, text("stamped")),
+	), nil)
+	for _, tt := range []struct{ tool, args, want string }{
+		{"get_weather", `{"location":"Paris","ts":99}`, "paris"},
+		{"get_weather", `{"location":"New Orleans","ts":5}`, "new"},
+		{"search", `{"q":"x","tags":["b","a"],"limit":10}`, "found"},
+		{"stamp", `{"at":1767225600}`, "stamped"},
+	} {
+		w.send(matchCall(1, tt.tool, tt.args))
+		if got := resultText(t, w.recv()); got != tt.want {
+			t.Errorf("%s %s answered %q, want %q", tt.tool, tt.args, got, tt.want)
+		}
+	}
+	// The regex is interaction 2's own: not the cassette's.
+	w.send(matchCall(2, "search", `{"q":"New x","tags":[]}`))
+	if m := w.recv(); m["error"] == nil {
+		t.Errorf("a rule of one interaction applied to another: %v", m)
+	}
+	w.send(matchCall(3, "stamp", `{"at":"noon"}`))
+	m := w.recv()
+	if msg := m["error"].(map[string]any)["message"].(string); !strings.Contains(msg, `arguments.at: recorded "{{any number}}", live "noon"`) {
+		t.Errorf("placeholder miss: %s", msg)
+	}
+	w.close()
+}
+
+// TestExactBeforeLoose: of two matches, the one that needs no rule answers
+// first, whatever the recorded order; then the looser one.
+func TestExactBeforeLoose(t *testing.T) {
+	w, _ := serveCassette(t, cassette(
+		withMatch(call(1, "roll", `{"seed":1}`, text("loose")), `{"ignore":["arguments.seed"]}`),
+		call(2, "roll", `{"seed":5}`, text("exact")),
+	), &Options{Strict: true})
+	var got []string
+	for i := range 2 {
+		w.send(matchCall(i, "roll", `{"seed":5}`))
+		got = append(got, resultText(t, w.recv()))
+	}
+	if strings.Join(got, " ") != "exact loose" {
+		t.Errorf("answers %q, want exact then loose", got)
+	}
+	w.close()
+}
+
+// TestGoMatcherUnderCassetteRules: Options.Matcher is the base, the
+// cassette's rules apply over it, and only recorded requests of the live
+// tool are tried.
+func TestGoMatcherUnderCassetteRules(t *testing.T) {
+	var calls atomic.Int64
+	var seen atomic.Value
+	caseless := matcher.Func(func(rec, live matcher.Request) matcher.Result {
+		calls.Add(1)
+		seen.Store(string(live.Params))
+		if strings.EqualFold(string(rec.Params), string(live.Params)) {
+			return matcher.Result{Match: true}
+		}
+		return matcher.Result{Differences: []matcher.Difference{{Path: "arguments", Recorded: string(rec.Params), Live: string(live.Params)}}}
+	})
+	var many []string
+	for i := range 50 {
+		many = append(many, call(i+10, fmt.Sprintf("other%d", i), `{}`, text("no")))
+	}
+	w, _ := serveCassette(t, matchedCassette(`{"ignore":["arguments.ts"]}`, append(many, call(1, "get_weather", `{"location":"Paris","ts":1}`, text("paris")))...), &Options{Matcher: caseless})
+	w.send(matchCall(1, "get_weather", `{"location":"PARIS","ts":2}`))
+	if got := resultText(t, w.recv()); got != "paris" {
+		t.Errorf("answer %q", got)
+	}
+	if n := calls.Load(); n > 2 {
+		t.Errorf("the matcher ran %d times for a cassette with one get_weather call", n)
+	}
+	if s := seen.Load().(string); strings.Contains(s, `"ts"`) {
+		t.Errorf("the Go matcher saw the ignored path: %s", s)
+	}
+	w.close()
+}
+
+func TestMissHint(t *testing.T) {
+	c, err := cassettes.Parse("t.json", []byte(cassette(
+		call(1, "get_weather", `{"location":"Paris","_meta":{"com.example/req.id":"a"}}`, text("paris")),
+		call(2, "get_weather", `{"location":"Rome","x":1,"y":2}`, text("rome")),
+	)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	msg, _ := jsonrpc.Parse([]byte(matchCall(1, "get_weather", `{"location":"Paris","_meta":{"com.example/req.id":"b"}}`)))
+	plan := s.Handle(msg)
+	if plan.Miss == nil {
+		t.Fatal("no miss")
+	}
+	want := `to accept this, ignore arguments._meta.com\.example/req\.id: --match-ignore 'arguments._meta.com\.example/req\.id', or "match": {"ignore":["arguments._meta.com\\.example/req\\.id"]} in the cassette`
+	if plan.Miss.Hint != want {
+		t.Errorf("hint\n%s\nwant\n%s", plan.Miss.Hint, want)
+	}
+	if c := plan.Miss.Candidates; len(c) != 2 || c[0].Interaction != 1 {
+		t.Errorf("candidates %+v, want interaction 1 first", c)
+	}
+	report := plan.Miss.Report()
+	for _, want := range []string{"closest is interaction 1", "interaction 1 (-recorded +live):", `-`, `"a"`, `+`, `"b"`} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	// The hint holds: with the rule, the call replays.
+	var cfg struct {
+		Match json.RawMessage `json:"match"`
+	}
+	json.Unmarshal([]byte(`{"match":{"ignore":["arguments._meta.com\\.example/req\\.id"]}}`), &cfg)
+	c.Match = cfg.Match
+	e, err = New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := e.NewSession().Handle(msg); plan.Miss != nil {
+		t.Errorf("the hinted rule does not match: %s", plan.Miss.Report())
+	}
+}
+
+func TestBadMatchConfig(t *testing.T) {
+	for _, text := range []string{
+		matchedCassette(`{"ignore":["a..b"]}`, call(1, "a", `{}`, text("a"))),
+		cassette(withMatch(call(1, "a", `{}`, text("a")), `{"regex":{"a":"("}}`)),
+	} {
+		c, err := cassettes.Parse("t.json", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(c, nil); err == nil || !strings.Contains(err.Error(), `"match"`) {
+			t.Errorf("New: %v", err)
+		}
+	}
+}
+
+// BenchmarkReplayCall measures one tools/call through a session against
+// cassettes of 10, 1,000 and 100,000 distinct calls, and reports the ratio
+// of each to the 10-interaction case of the same run ("x-of-10").
+func BenchmarkReplayCall(b *testing.B) {
+	configs := []struct{ name, match string }{
+		{"default", ""},
+		{"ignore", `{"ignore":["arguments.timestamp"]}`},
+		{"regex", `{"tools":{"get_weather":{"regex":{"arguments.units":"^(metric|imperial)$"}}}}`},
+	}
+	for _, cfg := range configs {
+		var base float64
+		for _, n := range []int{10, 1000, 100000} {
+			c := weatherCassette(n, cfg.match)
+			e, err := New(c, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The live calls: every 7th recorded city, with a new timestamp.
+			const distinct = 64
+			msgs := make([]*jsonrpc.Message, distinct)
+			for i := range msgs {
+				city := (i * 7919) % n
+				msgs[i], _ = jsonrpc.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city %d","units":"metric","timestamp":%d}}}`, i, city, tsFor(cfg.name == "ignore", city, i)))
+			}
+			b.Run(fmt.Sprintf("%s/n=%d", cfg.name, n), func(b *testing.B) {
+				s := e.NewSession()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if p := s.Handle(msgs[i%distinct]); p.Miss != nil {
+						b.Fatal(p.Miss.Report())
+					}
+				}
+				perCall := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				if n == 10 {
+					base = perCall
+				}
+				if base > 0 {
+					b.ReportMetric(perCall/base, "x-of-10")
+				}
+			})
+		}
+	}
+}
+
+func tsFor(loosened bool, city, i int) int {
+	if loosened {
+		return 1767225600 + i
+	}
+	return 1767225600 + city // the recorded value
+}
+
+func weatherCassette(n int, match string) *cassettes.Cassette {
+	c := cassettes.New()
+	if match != "" {
+		c.Match = json.RawMessage(match)
+	}
+	c.Interactions = make([]cassettes.Interaction, n)
+	for i := range n {
+		c.Interactions[i] = cassettes.Interaction{
+			From:    cassettes.FromClient,
+			Request: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city %d","units":"metric","timestamp":%d}}}`, i+1, i, 1767225600+i),
+			Response: &cassettes.Message{From: cassettes.FromServer,
+				Message: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"weather %d"}]}}`, i+1, i)},
+		}
+	}
+	return c
+}
