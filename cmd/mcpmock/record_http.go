@@ -123,6 +123,9 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		}
 		h, closeStreams = bridge, bridge.CloseStreams
 	}
+	if f.authToken != "" {
+		h = stripToken(h, f.authToken)
+	}
 	l, err := httpguard.Listen(f.listen)
 	if err != nil {
 		if bridge != nil {
@@ -173,4 +176,16 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		return status, err
 	}
 	return 0, nil
+}
+
+// stripToken removes the listener's own bearer token from requests, so that
+// it is neither forwarded upstream nor recorded.
+func stripToken(h http.Handler, token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) == token {
+			r.Header.Del("Authorization")
+		}
+		h.ServeHTTP(w, r)
+	})
 }

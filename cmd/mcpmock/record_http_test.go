@@ -93,6 +93,9 @@ func TestRecordHTTPTap(t *testing.T) {
 				if in.HTTP != nil && in.HTTP.Status != 0 {
 					withHTTP++
 				}
+				if in.HTTP != nil && in.HTTP.RequestHeaders["Authorization"] != "" {
+					t.Errorf("the listener's token went upstream: %v", in.HTTP.RequestHeaders)
+				}
 			}
 			if withHTTP < 10 {
 				t.Errorf("%d interactions with an HTTP status, want at least 10", withHTTP)
