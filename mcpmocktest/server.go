@@ -1,0 +1,370 @@
+package mcpmocktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/matcher"
+	"github.com/mcpmock/mcpmock/replayer"
+)
+
+// Options configure a Server. The zero value (or nil) replays the cassette
+// with the default matcher and fails the test on any request that matches
+// nothing.
+type Options struct {
+	// Mode is the mode of this server when the command line (the
+	// -mcpmock.record and -mcpmock.mode flags, MCPMOCK_RECORD) says
+	// nothing; "" means ModeReplay. The command line wins.
+	Mode Mode
+	// Upstream is the live server that record mode records: the command
+	// line of a stdio MCP server (with UpstreamEnv added to its
+	// environment). Each session of the test (each Conn, each process
+	// started from Command) starts its own upstream process. Replay never
+	// uses it.
+	Upstream    []string
+	UpstreamEnv []string
+	// UpstreamStderr receives the upstream server's stderr while
+	// recording; nil means os.Stderr.
+	UpstreamStderr io.Writer
+	// Meta describes a recording in the cassette; its Server defaults to
+	// Upstream.
+	Meta cassettes.Meta
+
+	// Stubs are scripted answers laid over the cassette, tried before it in
+	// order (see Stub).
+	Stubs []*Stub
+	// Strict makes each recorded interaction answer at most once (or its
+	// "times"): a repeated request is a miss.
+	Strict bool
+	// Matcher decides which recorded requests match a live one; nil means
+	// matcher.Default(). The cassette's "match" configuration is layered
+	// over it (see replayer.Options.Matcher). A Go
+	// matcher cannot cross into the process that Command starts: Command
+	// fails the test when one is set.
+	Matcher matcher.Matcher
+	// AllowMisses keeps a request that matches nothing from failing the
+	// test: the client still gets the JSON-RPC error that explains the miss.
+	AllowMisses bool
+	// FailOnUnused fails the test at cleanup when a recorded request was
+	// never used by any session (the handshake, and interactions that
+	// answer "times": -1, excepted).
+	FailOnUnused bool
+	// Logger receives the live log of the traffic; nil means silent.
+	Logger *slog.Logger
+}
+
+// Server is a replay (or, in record mode, recording) MCP server that lives
+// as long as the test that made it. Its ways in are URL (Streamable HTTP on
+// loopback), Conn (an in-process pipe) and Command (a stdio server process);
+// each connection is a new MCP session. Its methods are safe for concurrent
+// use.
+type Server struct {
+	t      testing.TB
+	path   string // "" for a cassette built in Go
+	opts   Options
+	mode   Mode
+	origin string // file:line of the test's NewServer call
+
+	cassette *cassettes.Cassette // replay: what is served (nil in record mode)
+	overlay  *cassettes.Cassette // replay: the stubs
+	engine   *replayer.Engine    // replay
+	ctx      context.Context
+	cancel   context.CancelFunc
+	sessions sync.WaitGroup // in-process sessions
+
+	cmdOnce sync.Once
+	cmdArgv []string
+	cmdEnv  []string
+
+	mu         sync.Mutex // guards the fields below
+	closed     bool
+	conns      []func() // end the server side of in-process connections
+	calls      []Call   // replay: the in-process journal
+	recordings []*recording
+	http       *httptest.Server
+	handler    *replayer.HTTPHandler
+	childDir   string // set once Command has written its files
+	// After Close: what the Command processes journaled, and what was
+	// recorded, kept once the files are gone.
+	finalChildren *childJournal
+	finalRecorded []*cassettes.Cassette
+}
+
+// NewServer starts a server for the cassette file at path (relative to the
+// test's directory, e.g. "testdata/weather.json") and stops it when the test
+// ends. In replay mode (the default) a missing or broken cassette fails the
+// test at once; in record mode (see Mode) the cassette is written when the
+// test ends.
+func NewServer(t testing.TB, path string, opts *Options) *Server {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cmdline, err := commandLineMode()
+	if err != nil {
+		t.Fatalf("mcpmocktest: %v", err)
+	}
+	_, statErr := os.Stat(path)
+	mode := decideMode(cmdline, o.Mode, true, statErr == nil)
+	s := newServer(t, path, o, mode)
+	if mode == ModeRecord {
+		if len(o.Upstream) == 0 {
+			t.Fatalf("mcpmocktest: recording %s needs Options.Upstream, the command of the live server to record", path)
+		}
+		t.Logf("mcpmocktest: recording %s from %q", path, o.Upstream)
+		return s
+	}
+	c, err := cassettes.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("mcpmocktest: %v\n\trecord it with: go test -run '^%s$' -mcpmock.record (Options.Upstream names the live server)", err, strings.Split(t.Name(), "/")[0])
+	}
+	if err != nil {
+		t.Fatalf("mcpmocktest: %v", err)
+	}
+	s.startReplay(c)
+	return s
+}
+
+// NewServerFromCassette starts a replay server for a cassette held in
+// memory, such as one built with NewCassette. It always replays.
+func NewServerFromCassette(t testing.TB, c *cassettes.Cassette, opts *Options) *Server {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := newServer(t, "", o, ModeReplay)
+	s.startReplay(c)
+	return s
+}
+
+func newServer(t testing.TB, path string, o Options, mode Mode) *Server {
+	s := &Server{t: t, path: path, opts: o, mode: mode, origin: callerOutside()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	t.Cleanup(s.Close)
+	return s
+}
+
+// callerOutside returns file:line of the nearest caller outside this
+// package: the test's line that made the server.
+func callerOutside() string {
+	pcs := make([]uintptr, 16)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.Function, "mcpmock/mcpmocktest.") || strings.HasSuffix(f.File, "_test.go") {
+			return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return "?"
+		}
+	}
+}
+
+func (s *Server) startReplay(c *cassettes.Cassette) {
+	s.t.Helper()
+	overlay, err := Overlay(s.opts.Stubs...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.cassette, s.overlay = c, overlay
+	eo := &replayer.Options{
+		Matcher:   s.opts.Matcher,
+		Strict:    s.opts.Strict,
+		Logger:    s.opts.Logger,
+		OnRequest: s.onRequest,
+	}
+	if len(overlay.Interactions) > 0 {
+		eo.Overlays = []*cassettes.Cassette{overlay}
+	}
+	e, err := replayer.New(c, eo)
+	if err != nil {
+		s.t.Fatalf("mcpmocktest: %v", err)
+	}
+	s.engine = e
+}
+
+// onRequest journals one request handled in this process and fails the
+// test on a miss.
+func (s *Server) onRequest(ev replayer.Event) {
+	call := callOf(ev.Method, ev.Tool, ev.Arguments, ev.Params, ev.Interaction, ev.Miss)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+	if ev.Miss != nil {
+		s.miss(ev.Miss.Method, ev.Miss.Recorded, ev.Miss.Report())
+	}
+}
+
+// miss fails the test for a request that matched nothing, unless it is
+// expected: the server/discover probe of a client of 2026-07-28 against a
+// recording of the stateful era is answered -32601, as the recorded server
+// did.
+func (s *Server) miss(method string, recorded bool, report string) {
+	if s.opts.AllowMisses || (method == "server/discover" && !recorded) {
+		return
+	}
+	s.t.Errorf("%s: %s", s.origin, report)
+}
+
+// Mode returns the mode the server runs in: ModeReplay or ModeRecord.
+func (s *Server) Mode() Mode { return s.mode }
+
+// Engine returns the replay engine (nil in record mode), for its Stats.
+func (s *Server) Engine() *replayer.Engine { return s.engine }
+
+// Conn returns a new in-process connection to the server: a new MCP
+// session over a pair of pipes, with newline-delimited JSON-RPC as on stdio
+// and no socket. r carries the server's messages to the client and w the
+// client's to the server; they plug straight into the go-sdk's
+// &mcp.IOTransport{Reader: r, Writer: w} and mcp-go's
+// transport.NewIO(r, w, nil). The session ends when the client closes w
+// (or when the test ends).
+func (s *Server) Conn() (r io.ReadCloser, w io.WriteCloser) {
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	end := func() {
+		serverR.CloseWithError(io.EOF)
+		serverW.Close()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		end()
+		return clientR, clientW
+	}
+	s.conns = append(s.conns, end)
+	s.sessions.Add(1)
+	var rec *recording
+	if s.mode == ModeRecord {
+		rec = &recording{}
+		s.recordings = append(s.recordings, rec)
+	}
+	s.mu.Unlock()
+	go func() {
+		defer s.sessions.Done()
+		defer end()
+		if rec != nil {
+			s.recordSession(rec, serverR, serverW)
+			return
+		}
+		s.engine.Serve(s.ctx, serverR, serverW)
+	}()
+	return clientR, clientW
+}
+
+// URL returns the Streamable HTTP endpoint of the server on loopback
+// (http://127.0.0.1:PORT/mcp), started on first use. Every MCP session the
+// clients open there is a new replay session. Record mode does not serve
+// HTTP: URL fails the test.
+func (s *Server) URL() string {
+	s.t.Helper()
+	if s.mode == ModeRecord {
+		s.t.Fatalf("mcpmocktest: URL: record mode records through Conn and Command only; the HTTP tap is not wired in yet")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.t.Fatalf("mcpmocktest: URL called after the server was closed")
+	}
+	if s.http == nil {
+		s.handler = s.engine.Handler(nil)
+		s.http = httptest.NewServer(s.handler)
+	}
+	return s.http.URL + "/mcp"
+}
+
+// Close ends every session and stops the server; it runs by itself when the
+// test ends (t.Cleanup). It then reports the misses of Command sessions, the
+// unused interactions (with FailOnUnused), and in record mode writes the
+// cassette. Close is idempotent.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns, hs, handler := s.conns, s.http, s.handler
+	s.mu.Unlock()
+
+	for _, end := range conns {
+		end()
+	}
+	s.sessions.Wait()
+	if handler != nil {
+		handler.Close()
+	}
+	if hs != nil {
+		hs.Close()
+	}
+	s.cancel()
+
+	defer s.removeTempDir()
+	if s.mode == ModeRecord {
+		s.saveRecording()
+		return
+	}
+	s.t.Helper()
+	children := s.childEvents()
+	s.mu.Lock()
+	s.finalChildren = &children
+	s.mu.Unlock()
+	for _, ev := range children.calls {
+		if ev.Missed {
+			s.miss(ev.Method, ev.recorded, ev.report)
+		}
+	}
+	if s.opts.FailOnUnused {
+		s.checkUnused(children)
+	}
+}
+
+// checkUnused fails the test for each recorded request that no session (in
+// this process or in a Command process) used.
+func (s *Server) checkUnused(children childJournal) {
+	s.t.Helper()
+	for _, pos := range s.engine.Unused() {
+		if children.used[pos] {
+			continue
+		}
+		in := &s.cassette.Interactions[pos-1]
+		if in.Times < 0 || handshake(in.Request) {
+			continue
+		}
+		s.t.Errorf("%s: %s: interaction %d was never used: %s", s.origin, s.name(), pos, describe(in.Request))
+	}
+}
+
+func (s *Server) name() string {
+	if s.path == "" {
+		return "cassette"
+	}
+	return s.path
+}
+
+// handshake reports whether a recorded request is server/discover or
+// initialize.
+func handshake(request []byte) bool {
+	m, err := jsonrpc.Parse(request)
+	return err == nil && matcher.Handshake(m.Method)
+}
