@@ -12,6 +12,16 @@
 //	r := m.Match(matcher.Request{Method: "tools/call", Params: rec},
 //	             matcher.Request{Method: "tools/call", Params: live})
 //	if !r.Match { fmt.Println(r.Diff) }
+//
+// A Config loosens the comparison at gjson paths of the params: ignore a
+// value, accept a live superset, a regular expression, a type, an array in
+// any order, per tool. It is written as JSON in a cassette's "match" member
+// (ParseConfig, CheckCassette) or built in Go, and WithConfig lays it over
+// any Matcher:
+//
+//	m, err := matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.timestamp"}})
+//
+// Func, All and MethodAndTool build matchers from Go functions and parts.
 package matcher
 
 import (
