@@ -1,6 +1,7 @@
 package cassettes
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -33,55 +34,189 @@ func (e *PosError) Error() string {
 
 func (e *PosError) Unwrap() error { return e.Err }
 
-// Load reads a cassette file.
+// Load reads a cassette file. It decodes the file as a stream, one
+// interaction at a time, so that a large cassette is never held twice.
 func Load(path string) (*Cassette, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load cassette: %w", err)
 	}
-	return Parse(path, data)
+	defer f.Close()
+	c, perr := decode(bufio.NewReaderSize(f, 256<<10))
+	if perr == nil {
+		return c, nil
+	}
+	// The error path reads the file again to say where.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cassette %q: %w", path, perr.err)
+	}
+	return nil, perr.at(path, data)
 }
 
 // Parse decodes a cassette; name is used in errors.
 func Parse(name string, data []byte) (*Cassette, error) {
-	posErr := func(offset int64, err error) error {
-		line, col := Position(data, offset)
-		return &PosError{File: name, Line: line, Column: col, Err: err}
+	c, perr := decode(bytes.NewReader(data))
+	if perr != nil {
+		return nil, perr.at(name, data)
 	}
+	return c, nil
+}
+
+// decodeError is an error at a byte offset, before the offset is turned
+// into a line and a column.
+type decodeError struct {
+	offset int64
+	// skip says the offset is where an element's separator starts: the
+	// element itself starts after the comma and spaces.
+	skip bool
+	// syntax says the JSON is broken: the position is found again on the
+	// whole file, as stream offsets are not reliable.
+	syntax bool
+	err    error
+}
+
+func (e *decodeError) at(name string, data []byte) error {
+	if e.syntax {
+		var v any
+		err := json.Unmarshal(data, &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			e = &decodeError{offset: se.Offset - 1, err: cleanJSONError(err)}
+			if se.Offset >= int64(len(data)) {
+				e.err = fmt.Errorf("%w: unexpected end of file", ErrInvalid)
+			}
+		}
+	}
+	off := e.offset
+	if e.skip {
+		for off < int64(len(data)) && bytes.IndexByte([]byte(", \t\r\n"), data[off]) >= 0 {
+			off++
+		}
+	}
+	if v := sniffVersion(data); v != nil && *v != Version && !errors.Is(e.err, ErrVersion) {
+		// A file of another version fails for that reason first.
+		off = int64(bytes.Index(data, []byte(`"version"`)))
+		e = &decodeError{err: versionError(*v)}
+	}
+	line, col := Position(data, off)
+	return &PosError{File: name, Line: line, Column: col, Err: e.err}
+}
+
+func versionError(v int) error {
+	return fmt.Errorf("%w: the file has format version %d, this mcpmock reads version %d", ErrVersion, v, Version)
+}
+
+// sniffVersion finds the top-level "version" of a file that may not
+// decode.
+func sniffVersion(data []byte) *int {
 	var head struct {
 		Version *int `json:"version"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, posErr(errOffset(err, data), cleanJSONError(err))
+	if json.Unmarshal(data, &head) != nil {
+		return nil
 	}
-	if head.Version == nil {
-		return nil, posErr(0, fmt.Errorf("%w: no \"version\" member (this mcpmock reads version %d)", ErrInvalid, Version))
-	}
-	if *head.Version != Version {
-		off := int64(bytes.Index(data, []byte(`"version"`)))
-		return nil, posErr(off, fmt.Errorf("%w: the file has format version %d, this mcpmock reads version %d", ErrVersion, *head.Version, Version))
-	}
-	var c Cassette
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return head.Version
+}
+
+// decode reads a cassette from r: the top-level members with a token
+// decoder, the interactions one by one, each compacted, completed and
+// checked as it comes.
+func decode(r io.Reader) (*Cassette, *decodeError) {
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		off := errOffset(err, data)
-		if off == 0 {
-			off = dec.InputOffset()
+	fail := func(base int64, err error) *decodeError {
+		off := base
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return &decodeError{offset: dec.InputOffset(), syntax: true, err: cleanJSONError(err)}
+		case errors.As(err, &te):
+			off = base + te.Offset
 		}
-		return nil, posErr(off, cleanJSONError(err))
+		return &decodeError{offset: off, err: cleanJSONError(err)}
 	}
-	if c.Interactions == nil {
-		c.Interactions = []Interaction{}
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, fail(dec.InputOffset(), err)
 	}
-	c.compact()
-	for i := range c.Interactions {
-		c.Interactions[i].normalize()
+	c := &Cassette{Interactions: []Interaction{}}
+	var version *int
+	for dec.More() {
+		keyAt := dec.InputOffset()
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fail(keyAt, err)
+		}
+		key, _ := t.(string)
+		at := dec.InputOffset()
+		switch key {
+		case "version":
+			version = new(int)
+			if err := dec.Decode(version); err != nil {
+				return nil, fail(at, err)
+			}
+			if *version != Version {
+				return nil, &decodeError{offset: keyAt, skip: true, err: versionError(*version)}
+			}
+		case "meta":
+			if err := dec.Decode(&c.Meta); err != nil {
+				return nil, fail(at, err)
+			}
+		case "match":
+			if err := dec.Decode(&c.Match); err != nil {
+				return nil, fail(at, err)
+			}
+			compactInPlace(&c.Match)
+		case "interactions":
+			if err := expectDelim(dec, '['); err != nil {
+				return nil, fail(at, err)
+			}
+			for dec.More() {
+				start := dec.InputOffset()
+				var in Interaction
+				if err := dec.Decode(&in); err != nil {
+					e := fail(start, err)
+					e.skip = e.offset == start
+					return nil, e
+				}
+				in.compact()
+				in.normalize()
+				if err := in.validate(); err != nil {
+					return nil, &decodeError{offset: start, skip: true,
+						err: fmt.Errorf("%w: interaction %d: %v", ErrInvalid, len(c.Interactions)+1, err)}
+				}
+				c.Interactions = append(c.Interactions, in)
+			}
+			if err := expectDelim(dec, ']'); err != nil {
+				return nil, fail(dec.InputOffset(), err)
+			}
+		default:
+			return nil, &decodeError{offset: keyAt, skip: true, err: fmt.Errorf("%w: unknown member %q", ErrInvalid, key)}
+		}
 	}
-	if i, err := c.Validate(); err != nil {
-		return nil, posErr(interactionOffset(data, i), err)
+	if err := expectDelim(dec, '}'); err != nil {
+		return nil, fail(dec.InputOffset(), err)
 	}
-	return &c, nil
+	if version == nil {
+		return nil, &decodeError{err: fmt.Errorf("%w: no \"version\" member (this mcpmock reads version %d)", ErrInvalid, Version)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail(dec.InputOffset(), fmt.Errorf("data after the cassette's closing brace"))
+	}
+	c.Version = *version
+	return c, nil
+}
+
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != d {
+		return fmt.Errorf("expected %q, found %v", d, t)
+	}
+	return nil
 }
 
 // Validate checks what JSON decoding cannot: that each interaction has one
@@ -158,7 +293,7 @@ func (m *Message) validate() error {
 		return errors.New(`needs exactly one of "message" and "raw"`)
 	}
 	if m.Message != nil {
-		if _, err := jsonrpc.Parse(m.Message); err != nil {
+		if _, err := jsonrpc.ParseValid(m.Message); err != nil {
 			return err
 		}
 	}
@@ -166,7 +301,7 @@ func (m *Message) validate() error {
 }
 
 func wantKind(raw json.RawMessage, k jsonrpc.Kind) error {
-	msg, err := jsonrpc.Parse(raw)
+	msg, err := jsonrpc.ParseValid(raw)
 	if err != nil {
 		return err
 	}
@@ -176,32 +311,54 @@ func wantKind(raw json.RawMessage, k jsonrpc.Kind) error {
 	return nil
 }
 
-// compact rewrites every message on one line: the file is pretty-printed,
-// but a message is sent as one line on stdio. Member order and the text of
-// numbers are kept.
-func (c *Cassette) compact() {
-	one := func(raw *json.RawMessage) {
-		if *raw == nil || bytes.IndexByte(*raw, '\n') < 0 {
-			return
-		}
-		var buf bytes.Buffer
-		if json.Compact(&buf, *raw) == nil {
-			*raw = buf.Bytes()
-		}
+// compact rewrites every message of the interaction on one line: the file
+// is pretty-printed, but a message is sent as one line on stdio. Member order
+// and the text of numbers are kept.
+func (in *Interaction) compact() {
+	compactInPlace(&in.Request)
+	compactInPlace(&in.Notification)
+	compactInPlace(&in.Match)
+	for j := range in.Exchange {
+		compactInPlace(&in.Exchange[j].Message)
 	}
-	for i := range c.Interactions {
-		in := &c.Interactions[i]
-		one(&in.Request)
-		one(&in.Notification)
-		one(&in.Match)
-		for j := range in.Exchange {
-			one(&in.Exchange[j].Message)
-		}
-		if in.Response != nil {
-			one(&in.Response.Message)
-		}
+	if in.Response != nil {
+		compactInPlace(&in.Response.Message)
 	}
-	one(&c.Match)
+}
+
+// compactInPlace removes the white space outside strings of valid JSON, in
+// the same buffer.
+func compactInPlace(raw *json.RawMessage) {
+	b := *raw
+	w := 0
+	inString := false
+	for r := 0; r < len(b); r++ {
+		c := b[r]
+		if inString {
+			b[w] = c
+			w++
+			switch c {
+			case '\\':
+				if r+1 < len(b) {
+					r++
+					b[w] = b[r]
+					w++
+				}
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		}
+		b[w] = c
+		w++
+	}
+	*raw = b[:w]
 }
 
 // Encode returns the cassette as pretty-printed JSON with a final newline.
@@ -281,66 +438,9 @@ func Position(data []byte, offset int64) (line, col int) {
 	return line, col
 }
 
-func errOffset(err error, data []byte) int64 {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return se.Offset - 1 // Offset counts the offending byte
-	case errors.As(err, &te):
-		return te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return int64(len(data))
-	}
-	return 0
-}
-
 func cleanJSONError(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: unexpected end of file", ErrInvalid)
 	}
 	return fmt.Errorf("%w: %v", ErrInvalid, err)
-}
-
-// interactionOffset finds where the i-th interaction starts in data.
-func interactionOffset(data []byte, i int) int64 {
-	if i < 0 {
-		return 0
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return 0
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return 0
-		}
-		if key != "interactions" {
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return 0
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-			return 0
-		}
-		for n := 0; dec.More(); n++ {
-			off := dec.InputOffset()
-			if n == i {
-				// InputOffset is just past the previous element or '['; step
-				// over the separator and spaces to the element itself.
-				for off < int64(len(data)) && bytes.IndexByte([]byte(", \t\r\n"), data[off]) >= 0 {
-					off++
-				}
-				return off
-			}
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return 0
-			}
-		}
-	}
-	return 0
 }

@@ -118,21 +118,50 @@ var ErrNotObject = errors.New("jsonrpc: message is not a JSON object")
 // read) together with an *Error whose code is CodeInvalidRequest.
 func Parse(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
+	}
+	return ParseValid(data)
+}
+
+// ParseValid is Parse for data already known to be valid JSON (read from a
+// cassette that decoded): it skips the validity scan.
+func ParseValid(data []byte) (*Message, error) {
+	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
-		if len(data) > 0 && !json.Valid(data) {
-			return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
-		}
 		return nil, ErrNotObject
 	}
+	m := &Message{Raw: data}
 	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("jsonrpc: parse: %w", err)
+	err := eachMember(data, func(key string, value []byte) error {
+		switch key {
+		case "jsonrpc":
+			s, ok := unquote(value)
+			if !ok {
+				return errors.New(`"jsonrpc" must be a string`)
+			}
+			w.JSONRPC = &s
+		case "id":
+			w.ID = value
+		case "method":
+			s, ok := unquote(value)
+			if !ok {
+				return errors.New(`"method" must be a string`)
+			}
+			w.Method = &s
+		case "params":
+			w.Params = value
+		case "result":
+			w.Result = value
+		case "error":
+			w.Error = value
 		}
-		return &Message{Raw: data}, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
+		return nil
+	})
+	if err != nil {
+		return m, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
 	}
-	m := &Message{Raw: data, Params: w.Params, Result: w.Result}
+	m.Params, m.Result = w.Params, w.Result
 	if w.JSONRPC != nil {
 		m.version = *w.JSONRPC
 	}
@@ -151,6 +180,51 @@ func Parse(data []byte) (*Message, error) {
 		m.Error = &e
 	}
 	return m, m.validate(w)
+}
+
+// eachMember calls f with each member of the valid JSON object data, in
+// order; the values are sub-slices of data.
+func eachMember(data []byte, f func(key string, value []byte) error) error {
+	i := skipSpace(data, 1)
+	for i < len(data) && data[i] != '}' {
+		ke, err := skipValue(data, i)
+		if err != nil {
+			return err
+		}
+		key, ok := unquote(data[i:ke])
+		if !ok {
+			return errors.New("bad member name")
+		}
+		i = skipSpace(data, ke)
+		if i >= len(data) || data[i] != ':' {
+			return errors.New("expected ':' in object")
+		}
+		vs := skipSpace(data, i+1)
+		ve, err := skipValue(data, vs)
+		if err != nil {
+			return err
+		}
+		if err := f(key, data[vs:ve]); err != nil {
+			return err
+		}
+		i = skipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return nil
+}
+
+// unquote returns the string a JSON string literal holds.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
 func syntaxError(data []byte) error {
