@@ -2,6 +2,7 @@
 // plays it back as a mock MCP server.
 //
 //	mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]
+//	mcpmock record -c CASSETTE [flags] --upstream URL
 //	mcpmock replay -c CASSETTE [flags]
 //	mcpmock demo
 //	mcpmock cassette lint|show CASSETTE
@@ -75,6 +76,7 @@ const usage = `mcpmock records Model Context Protocol traffic and plays it back.
 
 Usage:
   mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]   record a stdio server's session
+  mcpmock record -c CASSETTE [flags] --upstream URL        record an HTTP server's session
   mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio, or HTTP with --listen
   mcpmock demo                                             record and replay the bundled weather example
   mcpmock cassette lint CASSETTE...                        check cassettes
