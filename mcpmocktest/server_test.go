@@ -1,14 +1,17 @@
 package mcpmocktest_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
@@ -332,5 +335,40 @@ func TestBuilder(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestStubNotifyAndDelay: a stub's list_changed notification reaches the
+// client before the answer, and its delay holds the answer back.
+func TestStubNotifyAndDelay(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	srv := mcpmocktest.NewServer(t, weatherCassette, &mcpmocktest.Options{Stubs: []*mcpmocktest.Stub{
+		mcpmocktest.OnCall("add_city").Delay(delay).Return("added").NotifyToolsChanged(),
+	}})
+	changed := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	r, w := srv.Conn()
+	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	start := time.Now()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add_city", Arguments: map[string]any{"name": "Oslo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < delay {
+		t.Errorf("answered after %v, want at least %v", elapsed, delay)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; text != "added" {
+		t.Errorf("result %q", text)
+	}
+	select {
+	case <-changed:
+	case <-t.Context().Done():
+		t.Fatal("no tools/list_changed")
 	}
 }
