@@ -364,6 +364,11 @@ func compactInPlace(raw *json.RawMessage) {
 // Encode returns the cassette as pretty-printed JSON with a final newline.
 // Messages keep their members in recorded order.
 func Encode(c *Cassette) ([]byte, error) {
+	if c.Interactions == nil {
+		cc := *c
+		cc.Interactions = []Interaction{}
+		c = &cc
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -387,7 +392,19 @@ func Save(path string, c *Cassette) error {
 // WriteFileAtomic writes data to path by way of a synced temporary file in
 // the same directory and a rename, so that path always holds either the old
 // or the new content.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, true, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic writes path by way of a temporary file in the same directory
+// that write fills, then a rename, so that path always holds either the old
+// or the new content, even if the process is killed. With durable, the file
+// and the directory are also synced, so the content survives a crash of the
+// machine too (a recording's intermediate saves skip that cost).
+func WriteAtomic(path string, durable bool, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -402,11 +419,13 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = write(f); err != nil {
 		return fmt.Errorf("save cassette %q: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save cassette %q: %w", path, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("save cassette %q: %w", path, err)
+		}
 	}
 	if err = f.Chmod(0o644); err != nil {
 		return fmt.Errorf("save cassette %q: %w", path, err)
@@ -417,9 +436,11 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("save cassette %q: %w", path, err)
 	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
+	if durable {
+		if d, derr := os.Open(dir); derr == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

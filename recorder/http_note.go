@@ -57,8 +57,12 @@ func (r *Recorder) enqueue(o observed) {
 		r.qmu.Unlock()
 		return
 	}
+	first := len(r.queue) == 0
 	r.queue = append(r.queue, o)
 	r.qmu.Unlock()
+	if !first {
+		return // the builder is already woken for this batch
+	}
 	select {
 	case r.wake <- struct{}{}:
 	default:

@@ -14,6 +14,7 @@ package recorder
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -56,6 +57,8 @@ type Recorder struct {
 	dirty bool
 	// saveErr is the last error of a save; Close reports it.
 	saveErr error
+
+	enc cassettes.IncrementalEncoder // re-encodes only what changed
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
 	done     chan struct{} // closed when the builder has drained the queue after Close
@@ -106,7 +109,7 @@ func New(path string, opts *Options) (*Recorder, error) {
 	if path != "" {
 		// Write the empty cassette at once: a valid file exists from the
 		// first moment, whatever happens next.
-		if err := r.save(); err != nil {
+		if err := r.save(true); err != nil {
 			return nil, err
 		}
 	}
@@ -160,11 +163,25 @@ func (r *Recorder) build() {
 		}
 		select {
 		case <-r.wake:
+			// Let the burst that woke us gather before taking it: the
+			// builder then wakes once per burst, not once per message,
+			// and stays out of the way of the forwarding.
+			gather := time.NewTimer(batchDelay)
+			select {
+			case <-gather.C:
+			case ch := <-r.drained:
+				gather.Stop()
+				acks = append(acks, ch)
+			}
 		case ch := <-r.drained:
 			acks = append(acks, ch)
 		}
 	}
 }
+
+// batchDelay is how long the builder lets observed messages gather before
+// it takes them.
+const batchDelay = 25 * time.Millisecond
 
 func (r *Recorder) offset(at time.Time) cassettes.Millis {
 	return cassettes.Millis(float64(at.Sub(r.start).Nanoseconds()) / 1e6)
@@ -186,14 +203,32 @@ func (r *Recorder) saver() {
 		r.mu.Lock()
 		dirty := r.dirty
 		r.mu.Unlock()
-		if dirty && r.path != "" {
-			r.save()
+		if !dirty || r.path == "" {
+			continue
+		}
+		r.save(false)
+		// Saves are coalesced: completed interactions that arrive in the
+		// next moment go into the next save, so a busy session does not
+		// keep a core and the disk busy rewriting the file.
+		pause := time.NewTimer(minSaveInterval)
+		select {
+		case <-pause.C:
+		case <-r.done:
+			pause.Stop()
+			return
 		}
 	}
 }
 
-// save writes a snapshot of the cassette.
-func (r *Recorder) save() error {
+// minSaveInterval is the least time between two saves while recording;
+// with the one-second flush it keeps the promise that an interaction
+// completed more than a second ago is on disk.
+const minSaveInterval = 250 * time.Millisecond
+
+// save writes a snapshot of the cassette; durable syncs it to the disk
+// (the last save does; the ones while recording need only survive the
+// process).
+func (r *Recorder) save(durable bool) error {
 	r.mu.Lock()
 	snap := r.state.snapshot()
 	r.dirty = false
@@ -201,7 +236,7 @@ func (r *Recorder) save() error {
 	if r.path == "" {
 		return nil
 	}
-	err := cassettes.Save(r.path, snap)
+	err := cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error { return r.enc.Write(w, snap) })
 	r.mu.Lock()
 	r.saveErr = err
 	r.mu.Unlock()
@@ -270,7 +305,7 @@ func (r *Recorder) Close() error {
 	<-r.done
 	<-r.saverOut
 	if !already && r.path != "" {
-		return r.save()
+		return r.save(true)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -26,8 +27,33 @@ func main() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sigs}
+	stopProfile := startProfile(os.Getenv("MCPMOCK_CPUPROFILE"))
 	err := env.run(context.Background(), os.Args[1:])
+	stopProfile()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// startProfile writes a CPU profile to path when it is set (the
+// MCPMOCK_CPUPROFILE environment variable, for finding costs by profiling);
+// the returned function stops it.
+func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpmock: cpu profile: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpmock: cpu profile: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // env is what a run of mcpmock talks to; tests make their own.

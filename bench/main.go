@@ -1,0 +1,251 @@
+// Command bench is mcpmock's benchmark harness: it builds what it needs,
+// runs each comparison interleaved (A B A B...) and prints a table of the
+// median ratios, because these machines are noisy.
+//
+//	go run ./bench                 # everything, a few minutes
+//	go run ./bench -only stdio     # one group: stdio, replay, scale
+//
+// Groups:
+//   - stdio: sequential tools/call round trips of a go-sdk client with a
+//     go-sdk server: direct, through a bare byte relay (the floor of any tap),
+//     and through `mcpmock record`;
+//   - replay: `mcpmock replay` of the recorded session against the
+//     hand-written go-sdk server answering the same calls, same client;
+//   - scale: cassettes of 10, 1,000 and 100,000 interactions: load time,
+//     per-call replay time, peak memory against cassette size.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 7, "interleaved rounds per comparison")
+	calls := flag.Int("calls", 2000, "calls per round")
+	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, scale); empty for all")
+	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
+	flag.Parse()
+	if *scaleChild != "" {
+		if err := scaleChildMain(*scaleChild); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*rounds, *calls, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// env holds the built binaries and a scratch directory.
+type env struct {
+	dir                    string
+	mcpmock, server, relay string
+}
+
+func build(dir string) (*env, error) {
+	e := &env{dir: dir, mcpmock: filepath.Join(dir, "mcpmock"), server: filepath.Join(dir, "server"), relay: filepath.Join(dir, "relay")}
+	for pkg, out := range map[string]string{"./cmd/mcpmock": e.mcpmock, "./bench/server": e.server, "./bench/relay": e.relay} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("build %s: %w", pkg, err)
+		}
+	}
+	return e, nil
+}
+
+func run(rounds, calls int, only string) error {
+	want := func(g string) bool { return only == "" || slices.Contains(strings.Split(only, ","), g) }
+	dir, err := os.MkdirTemp("", "mcpmock-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	e, err := build(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
+	var rows []row
+	cassette := filepath.Join(dir, "recorded.json")
+	if want("stdio") || want("replay") {
+		// Record the session the replay benchmark serves.
+		if _, err := stdioRun(append([]string{e.mcpmock, "record", "--quiet", "-c", cassette, "--"}, e.server), calls); err != nil {
+			return fmt.Errorf("record the replay cassette: %w", err)
+		}
+	}
+	if want("stdio") {
+		direct := []string{e.server}
+		relay := []string{e.relay, e.server}
+		tap := []string{e.mcpmock, "record", "--quiet", "-c", filepath.Join(dir, "tap.json"), "--", e.server}
+		res, err := interleave(rounds, calls, direct, relay, tap)
+		if err != nil {
+			return err
+		}
+		rows = append(rows,
+			compare("stdio: relay / direct", res[1], res[0], 0),
+			compare("stdio: tap / relay", res[2], res[1], 0.95),
+			compare("stdio: tap / direct", res[2], res[0], 0))
+	}
+	if want("replay") {
+		server := []string{e.server}
+		replay := []string{e.mcpmock, "replay", "--quiet", "-c", cassette}
+		res, err := interleave(rounds, calls, server, replay)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 1.5))
+	}
+	if len(rows) > 0 {
+		printRows(rows)
+	}
+	if want("scale") {
+		if err := scale(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result is one side's runs.
+type result struct {
+	rate []float64       // calls/s per round
+	lat  []time.Duration // every call's latency
+}
+
+// interleave runs each side once per round, rotating the order, and
+// returns the sides' results.
+func interleave(rounds, calls int, sides ...[]string) ([]*result, error) {
+	out := make([]*result, len(sides))
+	for i := range out {
+		out[i] = &result{}
+	}
+	for r := range rounds {
+		for k := range sides {
+			i := (k + r) % len(sides)
+			res, err := stdioRun(sides[i], calls)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", strings.Join(sides[i], " "), err)
+			}
+			out[i].rate = append(out[i].rate, res.rate[0])
+			out[i].lat = append(out[i].lat, res.lat...)
+		}
+	}
+	return out, nil
+}
+
+// stdioRun connects a go-sdk client to the command and times calls
+// sequential tools/call round trips (after a warm-up).
+func stdioRun(argv []string, calls int) (*result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = io.Discard
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	return callLoop(ctx, cs, calls)
+}
+
+func callLoop(ctx context.Context, cs *mcp.ClientSession, calls int) (*result, error) {
+	call := func(i int) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprintf("m%d", i%64)}})
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("call %d: tool error", i)
+		}
+		return nil
+	}
+	for i := range 64 {
+		if err := call(i); err != nil {
+			return nil, err
+		}
+	}
+	res := &result{lat: make([]time.Duration, 0, calls)}
+	start := time.Now()
+	for i := range calls {
+		t := time.Now()
+		if err := call(i); err != nil {
+			return nil, err
+		}
+		res.lat = append(res.lat, time.Since(t))
+	}
+	res.rate = []float64{float64(calls) / time.Since(start).Seconds()}
+	return res, nil
+}
+
+// row is one line of the table: a ratio of calls/s, A over B.
+type row struct {
+	name       string
+	a, b       *result
+	ratio, bar float64
+	ratios     []float64
+}
+
+func compare(name string, a, b *result, bar float64) row {
+	r := row{name: name, a: a, b: b, bar: bar}
+	for i := range a.rate {
+		r.ratios = append(r.ratios, a.rate[i]/b.rate[i])
+	}
+	r.ratio = median(r.ratios)
+	return r
+}
+
+func printRows(rows []row) {
+	fmt.Println("| comparison (A / B) | calls/s A | calls/s B | ratio (median) | bar | p50 A / B | p99 A / B |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		bar := "—"
+		if r.bar > 0 {
+			verdict := "met"
+			if r.ratio < r.bar {
+				verdict = "NOT met"
+			}
+			bar = fmt.Sprintf("≥ %.2f %s", r.bar, verdict)
+		}
+		fmt.Printf("| %s | %.0f | %.0f | %.3f | %s | %s / %s | %s / %s |\n", r.name,
+			median(r.a.rate), median(r.b.rate), r.ratio, bar,
+			pct(r.a.lat, 50), pct(r.b.lat, 50), pct(r.a.lat, 99), pct(r.b.lat, 99))
+	}
+	fmt.Println()
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func pct(lat []time.Duration, p int) string {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return "-"
+	}
+	d := s[min(len(s)-1, len(s)*p/100)]
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+}

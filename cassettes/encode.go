@@ -1,0 +1,166 @@
+package cassettes
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"sync"
+	"unsafe"
+)
+
+// IncrementalEncoder encodes a growing cassette again and again, as the
+// recorder does while recording, re-encoding only the interactions that
+// changed since the last call. Its output is byte for byte that of Encode.
+// The zero value is ready to use; it is safe for concurrent use.
+type IncrementalEncoder struct {
+	mu     sync.Mutex // guards the fields below
+	seed   maphash.Seed
+	seeded bool
+	parts  [][]byte // the encoding of each interaction
+	prints []uint64 // the fingerprint each part was encoded from
+}
+
+// Encode returns the cassette as Encode does.
+func (e *IncrementalEncoder) Encode(c *Cassette) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := e.Write(&buf, c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write writes the cassette to w as Encode encodes it, without building the
+// whole file in memory.
+func (e *IncrementalEncoder) Write(w io.Writer, c *Cassette) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.seeded {
+		e.seed, e.seeded = maphash.MakeSeed(), true
+	}
+	head := *c
+	head.Interactions = []Interaction{}
+	hb, err := Encode(&head)
+	if err != nil {
+		return err
+	}
+	if len(c.Interactions) == 0 {
+		_, err := w.Write(hb)
+		return err
+	}
+	// hb ends with `"interactions": []` and the closing brace.
+	cut := bytes.LastIndex(hb, []byte("[]"))
+	if cut < 0 {
+		return fmt.Errorf("encode cassette: unexpected header %q", hb)
+	}
+	if len(e.parts) > len(c.Interactions) {
+		e.parts, e.prints = e.parts[:len(c.Interactions)], e.prints[:len(c.Interactions)]
+	}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		fp := e.fingerprint(in)
+		if i < len(e.parts) && e.prints[i] == fp {
+			continue
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("    ", "  ")
+		if err := enc.Encode(in); err != nil {
+			return fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
+		}
+		part := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if i < len(e.parts) {
+			e.parts[i], e.prints[i] = part, fp
+		} else {
+			e.parts, e.prints = append(e.parts, part), append(e.prints, fp)
+		}
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(hb[:cut])
+	bw.WriteString("[\n")
+	for i, p := range e.parts {
+		if i > 0 {
+			bw.WriteString(",\n")
+		}
+		bw.WriteString("    ")
+		bw.Write(p)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(hb[cut+2:])
+	return bw.Flush()
+}
+
+// fingerprint summarises what can change in an interaction while it is
+// recorded: which messages it holds (by identity and length: a recorded
+// message's bytes never change once set) and its HTTP details.
+func (e *IncrementalEncoder) fingerprint(in *Interaction) uint64 {
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	w := func(vs ...uint64) {
+		for _, v := range vs {
+			var b [8]byte
+			for i := range b {
+				b[i] = byte(v >> (8 * i))
+			}
+			h.Write(b[:])
+		}
+	}
+	raw := func(b []byte) {
+		if len(b) == 0 {
+			w(0, 0)
+			return
+		}
+		w(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint64(len(b)))
+	}
+	str := func(s string) { h.WriteString(s); w(uint64(len(s))) }
+	str(string(in.From))
+	w(uint64(int64(float64(in.AtMs) * 1000)))
+	raw(in.Request)
+	raw(in.Notification)
+	raw(in.Match)
+	if in.Raw != nil {
+		str(*in.Raw)
+	}
+	w(uint64(in.Batch), uint64(in.Times), uint64(len(in.Exchange)))
+	msg := func(m *Message) {
+		if m == nil {
+			w(1)
+			return
+		}
+		str(string(m.From))
+		w(uint64(int64(float64(m.AtMs) * 1000)))
+		raw(m.Message)
+		if m.Raw != nil {
+			str(*m.Raw)
+		}
+	}
+	for i := range in.Exchange {
+		msg(&in.Exchange[i])
+	}
+	msg(in.Response)
+	if in.HTTP != nil {
+		hp := in.HTTP
+		w(uint64(hp.Status), uint64(len(hp.EventIDs)), uint64(len(hp.RequestHeaders)), uint64(len(hp.ResponseHeaders)))
+		str(hp.Form)
+		str(hp.Stream)
+		str(hp.Body)
+		for _, id := range hp.EventIDs {
+			str(id)
+		}
+		for _, m := range []map[string]string{hp.RequestHeaders, hp.ResponseHeaders} {
+			for k, v := range m {
+				// Order-independent: add the pair's hash.
+				var ph maphash.Hash
+				ph.SetSeed(e.seed)
+				ph.WriteString(k)
+				ph.WriteString(v)
+				w(ph.Sum64())
+			}
+		}
+	}
+	w(uint64(uintptr(unsafe.Pointer(in.When))), uint64(uintptr(unsafe.Pointer(in.Fault))))
+	return h.Sum64()
+}
