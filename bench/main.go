@@ -11,8 +11,12 @@
 //     and through `mcpmock record`;
 //   - replay: `mcpmock replay` of the recorded session against the
 //     hand-written go-sdk server answering the same calls, same client;
+//   - http: the same over Streamable HTTP: the tap against a bare
+//     httputil.ReverseProxy (stateful and stateless servers), and the replay
+//     server against the go-sdk server;
 //   - scale: cassettes of 10, 1,000 and 100,000 interactions: load time,
-//     per-call replay time, peak memory against cassette size.
+//     per-call replay time, peak memory against cassette size;
+//   - mcpmocktest: start, connect, one call and close, from its benchmark.
 package main
 
 import (
@@ -33,7 +37,7 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 7, "interleaved rounds per comparison")
 	calls := flag.Int("calls", 2000, "calls per round")
-	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, scale); empty for all")
+	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, http, scale, mcpmocktest); empty for all")
 	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
 	flag.Parse()
 	if *scaleChild != "" {
@@ -51,13 +55,13 @@ func main() {
 
 // env holds the built binaries and a scratch directory.
 type env struct {
-	dir                    string
-	mcpmock, server, relay string
+	dir                               string
+	mcpmock, server, relay, httprelay string
 }
 
 func build(dir string) (*env, error) {
-	e := &env{dir: dir, mcpmock: filepath.Join(dir, "mcpmock"), server: filepath.Join(dir, "server"), relay: filepath.Join(dir, "relay")}
-	for pkg, out := range map[string]string{"./cmd/mcpmock": e.mcpmock, "./bench/server": e.server, "./bench/relay": e.relay} {
+	e := &env{dir: dir, mcpmock: filepath.Join(dir, "mcpmock"), server: filepath.Join(dir, "server"), relay: filepath.Join(dir, "relay"), httprelay: filepath.Join(dir, "httprelay")}
+	for pkg, out := range map[string]string{"./cmd/mcpmock": e.mcpmock, "./bench/server": e.server, "./bench/relay": e.relay, "./bench/httprelay": e.httprelay} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -109,11 +113,23 @@ func run(rounds, calls int, only string) error {
 		}
 		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 1.5))
 	}
+	if want("http") {
+		hr, err := httpGroup(e, rounds, calls, dir)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, hr...)
+	}
 	if len(rows) > 0 {
 		printRows(rows)
 	}
 	if want("scale") {
 		if err := scale(dir); err != nil {
+			return err
+		}
+	}
+	if want("mcpmocktest") {
+		if err := mcpmocktestGroup(); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// mcpmocktestGroup runs mcpmocktest's benchmark of a whole test's life
+// (start, connect, one call, close) and prints its medians.
+func mcpmocktestGroup() error {
+	var out bytes.Buffer
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "StartConnectCallClose", "-benchtime", "300x", "./mcpmocktest")
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("mcpmocktest benchmark: %w\n%s", err, out.String())
+	}
+	fmt.Println("| mcpmocktest: start, connect, one call, close | median (bar ≤ 2 ms) |")
+	fmt.Println("|---|---|")
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 3 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		med := "?"
+		for i := 2; i+1 < len(f); i++ {
+			if strings.HasPrefix(f[i+1], "median") {
+				med = f[i] + " " + f[i+1]
+			}
+		}
+		fmt.Printf("| %s | %s |\n", strings.TrimPrefix(f[0], "BenchmarkStartConnectCallClose/"), med)
+	}
+	fmt.Println()
+	return nil
+}

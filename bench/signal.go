@@ -1,0 +1,5 @@
+package main
+
+import "os"
+
+var interrupt = os.Interrupt
