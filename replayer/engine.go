@@ -73,6 +73,11 @@ type Options struct {
 	// OnRequest, if set, is called for every client request with what
 	// answered it, before the answer is sent. It must not block.
 	OnRequest func(Event)
+	// NoSchemaValidation turns off the check of tools/call arguments
+	// against the tool's recorded inputSchema (schema.go). False validates:
+	// a call with invalid arguments that no recorded call matches is
+	// answered as a real server of the session's protocol version would.
+	NoSchemaValidation bool
 }
 
 // Event describes one client request handled by a session.
@@ -110,6 +115,8 @@ type Engine struct {
 
 	scripted []*scripted  // overlays' and scripted interactions, tried first
 	sessions atomic.Int64 // sessions started, for seeding
+
+	toolSchemas toolSchemas // schema.go: the recorded tools' schemas, compiled on first use
 }
 
 func (e *Engine) now() time.Time {

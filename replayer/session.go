@@ -121,6 +121,9 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 
 func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
+	if plan := s.validateArgs(msg, live); plan != nil {
+		return plan
+	}
 	sc := s.trigger(live)
 	if sc == nil {
 		plan := s.recordedPlan(msg, live)

@@ -1,0 +1,300 @@
+package replayer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/matcher"
+)
+
+// Schema validation of tools/call.
+//
+// A real server checks a call's arguments against the tool's inputSchema
+// before it runs the tool, so replay does too: the schemas are those of the
+// recorded tools/list results (the first listing of a tool wins), compiled
+// once per engine on the first tools/call. A schema without "$schema" is
+// JSON Schema 2020-12 (as MCP says); one that declares an older draft is
+// read as that draft. A call whose arguments do not validate is answered as
+// the session's protocol version says (see invalidArguments), unless the
+// cassette holds a recorded call that matches it: the recording wins, since
+// the real server answered that very call. Options.NoSchemaValidation turns
+// all of this off.
+
+// toolSchemas are the compiled schemas of the tools of one cassette.
+type toolSchemas struct {
+	once    sync.Once
+	input   map[string]*jsonschema.Schema // tool name → inputSchema
+	output  map[string]*jsonschema.Schema // tool name → outputSchema
+	version string                        // the recorded initialize result's protocolVersion
+	// problems are schemas that did not compile and recorded results that
+	// break their outputSchema, reported once through the logger.
+	problems []error
+}
+
+// schemaURL names a tool's schema inside the compiler.
+func schemaURL(kind, tool string) string {
+	return "mcpmock:/tools/" + kind + "/" + tool
+}
+
+// compileToolSchemas reads the tools/list results and the initialize result
+// of c and compiles every tool's input and output schema.
+func compileToolSchemas(c *cassettes.Cassette) *toolSchemas {
+	ts := &toolSchemas{input: map[string]*jsonschema.Schema{}, output: map[string]*jsonschema.Schema{}}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil || in.Scripted() {
+			continue
+		}
+		req, err := jsonrpc.Parse(in.Request)
+		if err != nil {
+			continue
+		}
+		resp, err := jsonrpc.Parse(in.Response.Message)
+		if err != nil || resp.Result == nil {
+			continue
+		}
+		switch req.Method {
+		case "initialize":
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if json.Unmarshal(resp.Result, &r) == nil && ts.version == "" {
+				ts.version = r.ProtocolVersion
+			}
+		case "tools/list":
+			var r struct {
+				Tools []struct {
+					Name         string          `json:"name"`
+					InputSchema  json.RawMessage `json:"inputSchema"`
+					OutputSchema json.RawMessage `json:"outputSchema"`
+				} `json:"tools"`
+			}
+			if json.Unmarshal(resp.Result, &r) != nil {
+				continue
+			}
+			for _, t := range r.Tools {
+				if _, seen := ts.input[t.Name]; !seen && len(t.InputSchema) > 0 {
+					ts.input[t.Name] = ts.compile("input", t.Name, t.InputSchema, i)
+				}
+				if _, seen := ts.output[t.Name]; !seen && len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+					ts.output[t.Name] = ts.compile("output", t.Name, t.OutputSchema, i)
+				}
+			}
+		}
+	}
+	return ts
+}
+
+// compile compiles one schema; one that does not compile is noted and not
+// enforced (nil).
+func (ts *toolSchemas) compile(kind, tool string, raw json.RawMessage, at int) *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err == nil {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		// Schemas refer to nothing outside themselves: no file or network
+		// loading.
+		c.UseLoader(noLoader{})
+		if err = c.AddResource(schemaURL(kind, tool), doc); err == nil {
+			var s *jsonschema.Schema
+			if s, err = c.Compile(schemaURL(kind, tool)); err == nil {
+				return s
+			}
+		}
+	}
+	ts.problems = append(ts.problems, fmt.Errorf("interaction %d: tool %q: its %sSchema is not usable, replay does not check it: %v", at+1, tool, kind, oneLine(err.Error())))
+	return nil
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("mcpmock loads no schema from outside the cassette (%s)", url)
+}
+
+// schemas returns the engine's compiled tool schemas, compiling them on
+// first use and logging what is wrong with them.
+func (e *Engine) schemas() *toolSchemas {
+	e.toolSchemas.once.Do(func() {
+		ts := compileToolSchemas(e.cassette)
+		ts.problems = append(ts.problems, checkOutputs(e.cassette, ts)...)
+		e.toolSchemas.input, e.toolSchemas.output = ts.input, ts.output
+		e.toolSchemas.version, e.toolSchemas.problems = ts.version, ts.problems
+		for _, p := range ts.problems {
+			e.opts.Logger.Warn("mcpmock: " + p.Error())
+		}
+	})
+	return &e.toolSchemas
+}
+
+// validateArgs checks the arguments of a tools/call against the tool's
+// recorded inputSchema. It returns nil when the call may go on to matching:
+// validation is off, the request is no tools/call, the tool has no recorded
+// schema, the arguments are valid, or a recorded call matches them. Otherwise
+// it returns the plan that answers the invalid call.
+func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan {
+	e := s.e
+	if e.opts.NoSchemaValidation || msg.Method != "tools/call" {
+		return nil
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return nil
+	}
+	ts := e.schemas()
+	sch := ts.input[p.Name]
+	if sch == nil {
+		return nil
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil
+	}
+	verr := sch.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	// The recording wins: the real server answered this very call.
+	for _, n := range e.index.candidates(live) {
+		if r := e.requests[n]; r.m.Match(r.req, live).Match {
+			return nil
+		}
+	}
+	version, _ := p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	if version == "" {
+		version = ts.version
+	}
+	problems := validationProblems(verr)
+	text := fmt.Sprintf("Invalid arguments for tool %s: %s", p.Name, strings.Join(problems, "; "))
+	e.opts.Logger.Warn("mcpmock: " + text + " (checked against the recorded inputSchema)")
+	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: invalidArguments(msg.ID, version, text, p.Name, problems)}}}
+}
+
+// invalidArguments answers a call with invalid arguments as a server of the
+// protocol version does: up to 2025-06-18 with JSON-RPC error -32602
+// (Invalid params); from 2025-11-25 on, which makes input validation a tool
+// execution error, with a tool result with isError true that the model can
+// read and correct (and resultType "complete" from 2026-07-28). An unknown
+// version is taken as the newest stateful one.
+func invalidArguments(id jsonrpc.ID, version, text, tool string, problems []string) []byte {
+	if version != "" && version < "2025-11-25" {
+		data, _ := json.Marshal(map[string]any{"tool": tool, "errors": problems})
+		return jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: text, Data: data})
+	}
+	result := map[string]any{
+		"content": []map[string]string{{"type": "text", "text": text}},
+		"isError": true,
+	}
+	if version >= "2026-07-28" {
+		result["resultType"] = "complete"
+	}
+	raw, _ := json.Marshal(result)
+	return jsonrpc.Response(id, raw)
+}
+
+// validationProblems flattens a validation error into one line per failing
+// place: "/days: got string, want integer".
+func validationProblems(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{oneLine(err.Error())}
+	}
+	var out []string
+	var walk func(u jsonschema.OutputUnit)
+	walk = func(u jsonschema.OutputUnit) {
+		if len(u.Errors) == 0 && u.Error != nil {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			out = append(out, loc+": "+u.Error.String())
+		}
+		for _, c := range u.Errors {
+			walk(c)
+		}
+	}
+	walk(*ve.BasicOutput())
+	if len(out) == 0 {
+		out = []string{oneLine(ve.Error())}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// checkOutputs validates the structuredContent of every recorded tools/call
+// result against the tool's outputSchema.
+func checkOutputs(c *cassettes.Cassette, ts *toolSchemas) []error {
+	var errs []error
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil {
+			continue
+		}
+		req, err := jsonrpc.Parse(in.Request)
+		if err != nil || req.Method != "tools/call" {
+			continue
+		}
+		resp, err := jsonrpc.Parse(in.Response.Message)
+		if err != nil || resp.Result == nil {
+			continue
+		}
+		var p struct {
+			Name string `json:"name"`
+		}
+		var r struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		}
+		if json.Unmarshal(req.Params, &p) != nil || json.Unmarshal(resp.Result, &r) != nil {
+			continue
+		}
+		sch := ts.output[p.Name]
+		if sch == nil || r.IsError {
+			continue
+		}
+		if len(r.StructuredContent) == 0 {
+			errs = append(errs, fmt.Errorf("interaction %d: tool %q has an outputSchema but its result has no structuredContent", i+1, p.Name))
+			continue
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.StructuredContent))
+		if err != nil {
+			continue
+		}
+		if err := sch.Validate(inst); err != nil {
+			errs = append(errs, fmt.Errorf("interaction %d: tool %q: structuredContent does not match its outputSchema: %s", i+1, p.Name, strings.Join(validationProblems(err), "; ")))
+		}
+	}
+	return errs
+}
+
+// CheckOutputSchemas checks a cassette's tool schemas: every recorded
+// tools/list schema must compile, and the structuredContent of every
+// recorded successful tools/call result must validate against the tool's
+// outputSchema (and be present when the tool declares one). Each problem is
+// one error naming the interaction (1-based) and the tool. For cassette lint;
+// replay logs the same problems as warnings.
+func CheckOutputSchemas(c *cassettes.Cassette) []error {
+	ts := compileToolSchemas(c)
+	return append(ts.problems, checkOutputs(c, ts)...)
+}
