@@ -137,6 +137,14 @@ type Keyer interface {
 	Key(r Request) string
 }
 
+// KeyDecider is implemented by matchers whose index key, for some recorded
+// requests, decides the match on its own: a live request with an equal key
+// matches exactly, so an engine need not call Match. (A Keyer decides for
+// every request.)
+type KeyDecider interface {
+	KeyDecides(recorded Request) bool
+}
+
 // Handshake reports whether a method is a handshake that the default matcher
 // accepts from any client.
 func Handshake(method string) bool {

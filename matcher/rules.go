@@ -195,6 +195,16 @@ func (r *rules) Match(recorded, live Request) Result {
 	return out
 }
 
+// KeyDecides reports whether, for this recorded request, equal index keys
+// decide the match on their own: no rule loosens it and it holds no
+// placeholder, so the key is the base matcher's exact key.
+func (r *rules) KeyDecides(req Request) bool {
+	if _, ok := r.base.(Keyer); !ok {
+		return false
+	}
+	return r.rulesFor(req).empty && !mayHavePlaceholders(req.Params)
+}
+
 // IndexKey keys a request with every path that a rule loosens taken out.
 func (r *rules) IndexKey(req Request) (string, bool) {
 	var key func(Request) (string, bool)

@@ -22,6 +22,9 @@ type index struct {
 	matchers []matcher.Matcher // effective matchers, shared by equal configurations
 	byConfig map[string]int    // merged configuration (JSON) → matchers index
 	buckets  map[string]*bucket
+	// decides[pos] says that an equal index key alone makes the recorded
+	// request at pos match live exactly (matcher.KeyDecider).
+	decides map[int]bool
 }
 
 type bucket struct {
@@ -38,7 +41,7 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	if err != nil {
 		return nil, fmt.Errorf("replayer: the cassette's \"match\": %w", err)
 	}
-	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, buckets: map[string]*bucket{}}, nil
+	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, buckets: map[string]*bucket{}, decides: map[int]bool{}}, nil
 }
 
 func bucketKey(r matcher.Request) string { return r.Method + "\x00" + r.Tool() }
@@ -81,6 +84,14 @@ func (x *index) add(r *recorded) error {
 	}
 	k := fmt.Sprint(mi) + "\x00" + key
 	b.keyed[k] = append(b.keyed[k], r.pos)
+	switch d := r.m.(type) {
+	case matcher.Keyer:
+		x.decides[r.pos] = true
+	case matcher.KeyDecider:
+		if d.KeyDecides(r.req) {
+			x.decides[r.pos] = true
+		}
+	}
 	return nil
 }
 
@@ -120,6 +131,11 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 	var matches, loose []int
 	for _, n := range e.index.candidates(live) {
 		r := e.requests[n]
+		if e.index.decides[n] {
+			// Found by an equal key that decides the match.
+			matches = append(matches, n)
+			continue
+		}
 		res := r.m.Match(r.req, live)
 		switch {
 		case res.Match && res.Exact:
