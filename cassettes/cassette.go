@@ -47,9 +47,20 @@ type Cassette struct {
 	// Match configures request matching for the whole cassette, in the
 	// declarative syntax of package matcher; nil means the default matcher.
 	Match json.RawMessage `json:"match,omitempty"`
+	// Replay holds replay settings kept with the cassette; nil means the
+	// defaults (command-line flags and Go options override them).
+	Replay *Replay `json:"replay,omitempty"`
 	// Interactions are the recorded exchanges, in the order their first
 	// message passed the tap.
 	Interactions []Interaction `json:"interactions"`
+}
+
+// Replay is the "replay" member of a cassette: how replay serves it.
+type Replay struct {
+	// PageSize, when positive, re-pages the recorded lists (tools/list,
+	// resources/list, resources/templates/list, prompts/list) into pages of
+	// this many items with opaque cursors.
+	PageSize int `json:"pageSize,omitempty"`
 }
 
 // New returns an empty cassette of the current version.
@@ -69,6 +80,9 @@ type Meta struct {
 	Transport string `json:"transport,omitempty"`
 	// Server is the server that was recorded: its command line, or its URL.
 	Server []string `json:"server,omitempty"`
+	// ServerInfo is the recorded server's name and version, as it gave them
+	// in its answer to initialize (or in the _meta of server/discover).
+	ServerInfo *ServerInfo `json:"serverInfo,omitempty"`
 	// Note is free text for people.
 	Note string `json:"note,omitempty"`
 }

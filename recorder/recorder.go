@@ -38,6 +38,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Save says how the cassette is prepared for its file: redaction rules
+	// added to the defaults, timing kept (see cassettes.SaveOptions).
+	Save cassettes.SaveOptions
 }
 
 // Recorder builds a cassette from observed messages and saves it. Its
@@ -59,6 +62,9 @@ type Recorder struct {
 	saveErr error
 
 	enc cassettes.IncrementalEncoder // re-encodes only what changed
+	// finish redacts and normalises each snapshot before it is written;
+	// only save uses it, and saves never overlap.
+	finish *cassettes.Finisher
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
 	done     chan struct{} // closed when the builder has drained the queue after Close
@@ -97,6 +103,11 @@ func New(path string, opts *Options) (*Recorder, error) {
 		r.opts.Now = time.Now
 	}
 	r.start = r.opts.Now()
+	finish, err := cassettes.NewFinisher(&r.opts.Save)
+	if err != nil {
+		return nil, err
+	}
+	r.finish = finish
 	c := cassettes.New()
 	c.Meta = r.opts.Meta
 	if c.Meta.RecordedAt == "" {
@@ -236,6 +247,7 @@ func (r *Recorder) save(durable bool) error {
 	if r.path == "" {
 		return nil
 	}
+	r.finish.Finish(snap)
 	err := cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error { return r.enc.Write(w, snap) })
 	r.mu.Lock()
 	r.saveErr = err

@@ -1,0 +1,621 @@
+package cassettes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Redacted replaces a secret in a cassette.
+const Redacted = "[REDACTED]"
+
+// RedactedPlaceholder replaces a secret value in a client's request: it is
+// the matcher's placeholder for any string, so that the live request, which
+// carries the real secret, still matches the redacted recording.
+const RedactedPlaceholder = "{{any string}}"
+
+// RedactRules say what a cassette must not hold. The zero value redacts
+// nothing; DefaultRedactRules are the rules applied when a cassette is
+// saved, and users add their own to them.
+//
+// A secret found in a client's request (its params) is replaced by
+// RedactedPlaceholder, the whole string value (a value at one of Paths by
+// "{{any}}"), so that matching keeps working; anywhere else the secret text
+// is replaced by Redacted.
+type RedactRules struct {
+	// Headers are HTTP header and URL query parameter names (any case)
+	// whose values are secrets.
+	Headers []string `json:"headers,omitempty"`
+	// Members are JSON object member names (any case; "-" and "_" are
+	// ignored, so "apiKey" also names "api_key") whose string values, in
+	// any message, are secrets.
+	Members []string `json:"members,omitempty"`
+	// Paths are gjson paths into each JSON-RPC message
+	// ("params.arguments.token", "result.content.#.text"): the values there
+	// are secrets, whatever their type.
+	Paths []string `json:"paths,omitempty"`
+	// Values are literal secrets, replaced wherever they occur.
+	Values []string `json:"values,omitempty"`
+	// Patterns are regular expressions (Go syntax) of secret text. When a
+	// pattern has a capturing group, only the text of the first group is
+	// replaced (so "[?&]key=([^&]+)" keeps the parameter's name).
+	Patterns []string `json:"patterns,omitempty"`
+	// SecretLikeNames also treats API-key-like names as secret headers,
+	// query parameters (x-api-key, *-token, *-secret, *password*...) and
+	// members (apiKey, accessToken, clientSecret, password...).
+	SecretLikeNames bool `json:"secretLikeNames,omitempty"`
+}
+
+// DefaultRedactRules returns the rules that mcpmock applies by default: the
+// credential headers (Authorization, Proxy-Authorization, Cookie,
+// Set-Cookie) and Mcp-Session-Id, API-key-like header, query parameter and
+// member names, a password in a URL, and the text of well-known token
+// formats (bearer tokens, JWTs, OpenAI and Anthropic keys "sk-...", GitHub
+// tokens, AWS access key ids, Slack and Google API keys, PEM private keys).
+func DefaultRedactRules() *RedactRules {
+	return &RedactRules{
+		Headers:         []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Mcp-Session-Id"},
+		SecretLikeNames: true,
+		Patterns: []string{
+			`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`,
+			`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
+			`\bsk-[A-Za-z0-9_-]{20,}`,
+			`\bgh[pousr]_[A-Za-z0-9]{30,}`,
+			`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+			`\bAKIA[0-9A-Z]{16}\b`,
+			`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
+			`\bAIza[0-9A-Za-z_-]{35}`,
+			`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
+			`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`,
+			`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`,
+		},
+	}
+}
+
+// Merge returns the rules of r with those of more added.
+func (r *RedactRules) Merge(more *RedactRules) *RedactRules {
+	out := &RedactRules{}
+	for _, x := range []*RedactRules{r, more} {
+		if x == nil {
+			continue
+		}
+		out.Headers = append(out.Headers, x.Headers...)
+		out.Members = append(out.Members, x.Members...)
+		out.Paths = append(out.Paths, x.Paths...)
+		out.Values = append(out.Values, x.Values...)
+		out.Patterns = append(out.Patterns, x.Patterns...)
+		out.SecretLikeNames = out.SecretLikeNames || x.SecretLikeNames
+	}
+	return out
+}
+
+// Check reports the first rule that is not valid: a bad regular
+// expression, an empty value or path.
+func (r *RedactRules) Check() error {
+	_, err := NewRedactor(r)
+	return err
+}
+
+// Redact applies the rules to the cassette in place and returns how many
+// values it replaced. Messages are replaced, never changed in place, so a
+// cassette that shares messages with another (a snapshot) may be redacted.
+// Invalid rules (see Check) are skipped.
+func (c *Cassette) Redact(rules *RedactRules) (changes int) {
+	rd, _ := newRedactor(rules, true)
+	return rd.Redact(c)
+}
+
+// Secret is a secret that the rules found in a cassette.
+type Secret struct {
+	// Interaction is the index of the interaction in Interactions; -1 for
+	// the cassette's meta.
+	Interaction int
+	// Where names the place: "request params.arguments.apiKey",
+	// "response result.content.0.text", "http.requestHeaders.X-Api-Key",
+	// "meta.server[1]".
+	Where string
+	// Rule says which rule found it.
+	Rule string
+}
+
+// Secrets returns the secrets that the rules find in the cassette, without
+// changing it.
+func (c *Cassette) Secrets(rules *RedactRules) []Secret {
+	rd, _ := newRedactor(rules, true)
+	var out []Secret
+	rd.find = func(s Secret) { out = append(out, s) }
+	cc := *c
+	cc.Interactions = slices.Clone(c.Interactions)
+	cc.Meta.Server = slices.Clone(c.Meta.Server)
+	rd.Redact(&cc)
+	return out
+}
+
+// Redactor applies compiled RedactRules, remembering what it did to each
+// message, so that a recording that saves a growing cassette again and again
+// redacts each message once.
+type Redactor struct {
+	rules    RedactRules
+	headers  map[string]bool
+	members  map[string]bool
+	patterns []*regexp.Regexp
+	values   []string
+	// cache maps a message's bytes (by address and length: recorded
+	// messages never change) to its redacted form.
+	cache map[msgKey]json.RawMessage
+	// find, when set, receives each secret instead of counting changes.
+	find func(Secret)
+	at   int
+	part string
+}
+
+type msgKey struct {
+	p *byte
+	n int
+}
+
+// NewRedactor compiles rules; nil rules redact nothing.
+func NewRedactor(rules *RedactRules) (*Redactor, error) {
+	return newRedactor(rules, false)
+}
+
+func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
+	rd := &Redactor{headers: map[string]bool{}, members: map[string]bool{}, cache: map[msgKey]json.RawMessage{}}
+	if rules == nil {
+		return rd, nil
+	}
+	rd.rules = *rules
+	for _, h := range rules.Headers {
+		rd.headers[strings.ToLower(h)] = true
+	}
+	for _, m := range rules.Members {
+		rd.members[memberKey(m)] = true
+	}
+	for _, p := range rules.Patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			if lenient {
+				continue
+			}
+			return nil, fmt.Errorf("redaction pattern %q: %w", p, err)
+		}
+		rd.patterns = append(rd.patterns, re)
+	}
+	for _, v := range rules.Values {
+		if v == "" {
+			if lenient {
+				continue
+			}
+			return nil, fmt.Errorf("redaction value: an empty value")
+		}
+		rd.values = append(rd.values, v)
+	}
+	for _, p := range rules.Paths {
+		if strings.TrimSpace(p) == "" {
+			if lenient {
+				continue
+			}
+			return nil, fmt.Errorf("redaction path: an empty path")
+		}
+	}
+	return rd, nil
+}
+
+// Redact applies the rules to c in place and returns how many values it
+// replaced.
+func (rd *Redactor) Redact(c *Cassette) (changes int) {
+	n := 0
+	rd.at = -1
+	for i, s := range c.Meta.Server {
+		rd.part = fmt.Sprintf("meta.server[%d]", i)
+		if out, k := rd.text(s); k > 0 {
+			c.Meta.Server[i] = out
+			n += k
+		}
+	}
+	for i := range c.Interactions {
+		rd.at = i
+		n += rd.interaction(&c.Interactions[i])
+	}
+	return n
+}
+
+func (rd *Redactor) interaction(in *Interaction) int {
+	n := 0
+	msg := func(part string, raw *json.RawMessage, request bool) {
+		if *raw == nil {
+			return
+		}
+		rd.part = part
+		out, k := rd.message(*raw, request)
+		if k > 0 {
+			*raw = out
+			n += k
+		}
+	}
+	rawText := func(part string, s **string) {
+		if *s == nil {
+			return
+		}
+		rd.part = part
+		if out, k := rd.text(**s); k > 0 {
+			*s = &out
+			n += k
+		}
+	}
+	msg("request", &in.Request, in.From == FromClient)
+	msg("notification", &in.Notification, false)
+	rawText("raw", &in.Raw)
+	if len(in.Exchange) > 0 {
+		ex := slices.Clone(in.Exchange)
+		changed := n
+		for j := range ex {
+			msg(fmt.Sprintf("exchange[%d]", j), &ex[j].Message, false)
+			rawText(fmt.Sprintf("exchange[%d].raw", j), &ex[j].Raw)
+		}
+		if n > changed {
+			in.Exchange = ex
+		}
+	}
+	if in.Response != nil {
+		r := *in.Response
+		before := n
+		msg("response", &r.Message, false)
+		rawText("response.raw", &r.Raw)
+		if n > before {
+			in.Response = &r
+		}
+	}
+	if in.HTTP != nil {
+		h := *in.HTTP
+		before := n
+		h.RequestHeaders = rd.headerMap("http.requestHeaders", h.RequestHeaders, &n)
+		h.ResponseHeaders = rd.headerMap("http.responseHeaders", h.ResponseHeaders, &n)
+		rawBody := &h.Body
+		rawText("http.body", &rawBody)
+		h.Body = *rawBody
+		if n > before {
+			in.HTTP = &h
+		}
+	}
+	return n
+}
+
+func (rd *Redactor) headerMap(part string, m map[string]string, n *int) map[string]string {
+	var out map[string]string
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		nv := v
+		switch {
+		case v == Redacted:
+		case rd.secretHeader(k):
+			nv = Redacted
+			rd.report(part+"."+k, "header name")
+		default:
+			rd.part = part + "." + k
+			nv, _ = rd.text(v)
+		}
+		if nv != v {
+			if out == nil {
+				out = make(map[string]string, len(m))
+				for k2, v2 := range m {
+					out[k2] = v2
+				}
+			}
+			out[k] = nv
+			*n++
+		}
+	}
+	if out == nil {
+		return m
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (rd *Redactor) report(where, rule string) {
+	if rd.find != nil {
+		rd.find(Secret{Interaction: rd.at, Where: where, Rule: rule})
+	}
+}
+
+// text redacts a plain string (a raw line, a header value, a server's
+// command line) by the literal values and the patterns.
+func (rd *Redactor) text(s string) (string, int) {
+	n := 0
+	for _, v := range rd.values {
+		if c := strings.Count(s, v); c > 0 {
+			s = strings.ReplaceAll(s, v, Redacted)
+			n += c
+			rd.report(rd.part, "value")
+		}
+	}
+	for _, re := range rd.patterns {
+		locs := re.FindAllStringSubmatchIndex(s, -1)
+		if len(locs) == 0 {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, loc := range locs {
+			start, end := loc[0], loc[1]
+			if len(loc) >= 4 && loc[2] >= 0 {
+				start, end = loc[2], loc[3]
+			}
+			if s[start:end] == Redacted || s[start:end] == RedactedPlaceholder || start < last {
+				continue
+			}
+			b.WriteString(s[last:start])
+			b.WriteString(Redacted)
+			last = end
+			n++
+			rd.report(rd.part, "pattern "+re.String())
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s, n
+}
+
+func (rd *Redactor) secretHeader(name string) bool {
+	return rd.headers[strings.ToLower(name)] || (rd.rules.SecretLikeNames && SecretName(name))
+}
+
+func (rd *Redactor) secretMember(name string) bool {
+	k := memberKey(name)
+	return rd.members[k] || (rd.rules.SecretLikeNames && secretLikeMember(k))
+}
+
+// SecretName reports header and query parameter names whose values are
+// secrets by default: credentials, cookies, the session id, and
+// API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
+// token, secret, password, access_token...).
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id",
+		"token", "secret", "password", "key", "auth", "sig", "signature":
+		return true
+	}
+	n = strings.ReplaceAll(n, "_", "-")
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password")
+}
+
+// memberKey folds a member name for comparison: lower case, without "-"
+// and "_".
+func memberKey(name string) string {
+	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+}
+
+// secretLikeMember reports folded member names that hold credentials. MCP's
+// own members (progressToken, cursor, sessionId...) are not among them.
+func secretLikeMember(k string) bool {
+	switch k {
+	case "apikey", "xapikey", "apisecret", "accesstoken", "refreshtoken", "idtoken", "authtoken", "bearertoken",
+		"sessiontoken", "clientsecret", "secret", "secretkey", "privatekey", "password", "passwd", "authorization",
+		"cookie", "setcookie", "accesskeyid", "secretaccesskey":
+		return true
+	}
+	return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "password") || strings.HasSuffix(k, "secret") ||
+		strings.HasSuffix(k, "accesstoken")
+}
+
+// edit replaces data[start:end] by repl.
+type edit struct {
+	start, end int
+	repl       []byte
+}
+
+// message redacts one JSON-RPC message; request says it is a client's
+// request, whose secrets become RedactedPlaceholder.
+func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage, int) {
+	key := msgKey{unsafeData(raw), len(raw)}
+	if rd.find == nil {
+		if out, ok := rd.cache[key]; ok {
+			if &out[0] == &raw[0] {
+				return raw, 0
+			}
+			return out, 1
+		}
+	}
+	var edits []edit
+	whole := []byte(strconv.Quote(Redacted))
+	if request {
+		whole = []byte(strconv.Quote(RedactedPlaceholder))
+	}
+	anyValue := whole
+	if request {
+		anyValue = []byte(`"{{any}}"`)
+	}
+	for _, p := range rd.rules.Paths {
+		if p == "" {
+			continue
+		}
+		res := gjson.GetBytes(raw, p)
+		if !res.Exists() {
+			continue
+		}
+		if len(res.Indexes) > 0 {
+			for i, r := range res.Array() {
+				if idx := res.Indexes[i]; idx > 0 && !isRedacted(r.Raw) {
+					edits = append(edits, edit{idx, idx + len(r.Raw), anyValue})
+					rd.report(rd.part+" "+p, "path")
+				}
+			}
+			continue
+		}
+		if res.Index > 0 && !isRedacted(res.Raw) {
+			edits = append(edits, edit{res.Index, res.Index + len(res.Raw), anyValue})
+			rd.report(rd.part+" "+p, "path")
+		}
+	}
+	walkStrings(raw, func(path []string, start, end int) {
+		if path[0] == "jsonrpc" || path[0] == "method" {
+			return
+		}
+		var s string
+		if json.Unmarshal(raw[start:end], &s) != nil || s == Redacted || s == RedactedPlaceholder || s == "{{any}}" {
+			return
+		}
+		where := rd.part + " " + strings.Join(path, ".")
+		if name := path[len(path)-1]; rd.secretMember(name) && s != "" {
+			edits = append(edits, edit{start, end, whole})
+			rd.report(where, "member name "+name)
+			return
+		}
+		save := rd.part
+		rd.part = where
+		out, k := rd.text(s)
+		rd.part = save
+		if k == 0 {
+			return
+		}
+		if request {
+			edits = append(edits, edit{start, end, whole})
+			return
+		}
+		edits = append(edits, edit{start, end, quote(out)})
+	})
+	if len(edits) == 0 {
+		if rd.find == nil {
+			rd.cache[key] = raw
+		}
+		return raw, 0
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var b bytes.Buffer
+	last, n := 0, 0
+	for _, e := range edits {
+		if e.start < last {
+			continue // inside a value already replaced
+		}
+		b.Write(raw[last:e.start])
+		b.Write(e.repl)
+		last = e.end
+		n++
+	}
+	b.Write(raw[last:])
+	out := json.RawMessage(b.Bytes())
+	if rd.find == nil {
+		rd.cache[key] = out
+	}
+	return out, n
+}
+
+func isRedacted(raw string) bool {
+	return raw == strconv.Quote(Redacted) || raw == strconv.Quote(RedactedPlaceholder) || raw == `"{{any}}"`
+}
+
+func quote(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func unsafeData(b []byte) *byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return &b[0]
+}
+
+// walkStrings calls f for every string value of the JSON text data with
+// its path (member names and array indexes) and its byte span, quotes
+// included. data must be valid JSON.
+func walkStrings(data []byte, f func(path []string, start, end int)) {
+	w := &walker{data: data, f: f}
+	w.value(0, nil)
+}
+
+type walker struct {
+	data []byte
+	f    func(path []string, start, end int)
+}
+
+func (w *walker) space(i int) int {
+	for i < len(w.data) {
+		switch w.data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// str returns the end of the string that starts at i.
+func (w *walker) str(i int) int {
+	for j := i + 1; j < len(w.data); j++ {
+		switch w.data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(w.data)
+}
+
+// value walks the value at i and returns where it ends.
+func (w *walker) value(i int, path []string) int {
+	i = w.space(i)
+	if i >= len(w.data) {
+		return i
+	}
+	switch w.data[i] {
+	case '"':
+		end := w.str(i)
+		if len(path) > 0 {
+			w.f(path, i, end)
+		}
+		return end
+	case '{':
+		i = w.space(i + 1)
+		for i < len(w.data) && w.data[i] != '}' {
+			kend := w.str(i)
+			var key string
+			json.Unmarshal(w.data[i:kend], &key)
+			i = w.space(kend)
+			if i < len(w.data) && w.data[i] == ':' {
+				i++
+			}
+			i = w.space(w.value(i, append(path[:len(path):len(path)], key)))
+			if i < len(w.data) && w.data[i] == ',' {
+				i = w.space(i + 1)
+			}
+		}
+		return i + 1
+	case '[':
+		i = w.space(i + 1)
+		for n := 0; i < len(w.data) && w.data[i] != ']'; n++ {
+			i = w.space(w.value(i, append(path[:len(path):len(path)], strconv.Itoa(n))))
+			if i < len(w.data) && w.data[i] == ',' {
+				i = w.space(i + 1)
+			}
+		}
+		return i + 1
+	}
+	for i < len(w.data) && !strings.ContainsRune(",}] \t\r\n", rune(w.data[i])) {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,111 @@
+package cassettes
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const secretCassette = `{
+  "version": 1,
+  "meta": {"server": ["https://api.example.com/mcp?api_key=abc123&region=eu", "https://bob:hunter2@example.com/mcp"]},
+  "interactions": [
+    {"from": "client", "atMs": 1.5,
+     "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login", "arguments": {"user": "bob", "apiKey": "k-12345", "note": "uses Bearer abcdefghijklmnop"}}},
+     "response": {"from": "server", "atMs": 2.5, "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "token sk-abcdefghijklmnopqrstuvwxyz0123 issued; progressToken stays"}], "accessToken": "zzz", "progressToken": "p1"}}},
+     "http": {"requestHeaders": {"X-Api-Key": "k-12345", "Content-Type": "application/json"}}},
+    {"from": "client", "atMs": 3, "request": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "my-literal-secret here", "pin": 1234}}},
+     "response": {"from": "server", "atMs": 4, "message": {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "my-literal-secret here"}]}}}}
+  ]
+}`
+
+func TestRedact(t *testing.T) {
+	c, err := Parse("secret.json", []byte(secretCassette))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := DefaultRedactRules().Merge(&RedactRules{Values: []string{"my-literal-secret"}, Paths: []string{"params.arguments.pin"}})
+	if err := rules.Check(); err != nil {
+		t.Fatal(err)
+	}
+	found := c.Secrets(rules)
+	if len(found) == 0 {
+		t.Fatal("Secrets found nothing")
+	}
+	before, _ := Encode(c)
+	n := c.Redact(rules)
+	after, _ := Encode(c)
+	if n != len(found) {
+		t.Errorf("Redact changed %d values, Secrets found %d: %v", n, len(found), found)
+	}
+	for _, secret := range []string{"abc123", "hunter2", "k-12345", "abcdefghijklmnop", "sk-abc", `"zzz"`, "my-literal-secret", "1234"} {
+		if !strings.Contains(string(before), secret) {
+			t.Errorf("the test cassette lacks %q", secret)
+		}
+		if strings.Contains(string(after), secret) {
+			t.Errorf("the redacted cassette still holds %q:\n%s", secret, after)
+		}
+	}
+	for _, kept := range []string{`"progressToken": "p1"`, "region=eu", `"user": "bob"`, "issued; progressToken stays", `"Content-Type": "application/json"`} {
+		if !strings.Contains(string(after), kept) {
+			t.Errorf("the redacted cassette lost %q:\n%s", kept, after)
+		}
+	}
+	// In a client request a secret becomes the any-string placeholder, so
+	// the live request still matches; elsewhere it becomes [REDACTED].
+	req := string(c.Interactions[0].Request)
+	if !strings.Contains(req, `"apiKey":"{{any string}}"`) || !strings.Contains(req, `"note":"{{any string}}"`) {
+		t.Errorf("request: %s", req)
+	}
+	if resp := string(c.Interactions[0].Response.Message); !strings.Contains(resp, `"text":"token [REDACTED] issued`) {
+		t.Errorf("response: %s", resp)
+	}
+	// Redacting again changes nothing.
+	if n := c.Redact(rules); n != 0 {
+		t.Errorf("a second Redact changed %d values", n)
+	}
+	if again := c.Secrets(rules); len(again) != 0 {
+		t.Errorf("secrets left: %v", again)
+	}
+}
+
+func TestRedactorCacheAndSharing(t *testing.T) {
+	c, err := Parse("secret.json", []byte(secretCassette))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := string(c.Interactions[0].Request)
+	snap := *c
+	snap.Interactions = append([]Interaction(nil), c.Interactions...)
+	snap.Meta.Server = append([]string(nil), c.Meta.Server...)
+	f, err := NewFinisher(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Finish(&snap)
+	if string(c.Interactions[0].Request) != orig {
+		t.Error("Finish changed the original's message in place")
+	}
+	first, _ := Encode(&snap)
+	snap2 := *c
+	snap2.Interactions = append([]Interaction(nil), c.Interactions...)
+	snap2.Meta.Server = append([]string(nil), c.Meta.Server...)
+	f.Finish(&snap2)
+	second, _ := Encode(&snap2)
+	if diff := cmp.Diff(string(first), string(second)); diff != "" {
+		t.Errorf("finishing twice differs (-first +second):\n%s", diff)
+	}
+	if strings.Contains(string(first), `"atMs": 1.5`) {
+		t.Error("timing kept")
+	}
+}
+
+func TestRedactRulesCheck(t *testing.T) {
+	if err := (&RedactRules{Patterns: []string{"("}}).Check(); err == nil {
+		t.Error("a bad pattern passes Check")
+	}
+	if err := (&RedactRules{Values: []string{""}}).Check(); err == nil {
+		t.Error("an empty value passes Check")
+	}
+}
