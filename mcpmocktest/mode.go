@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/mcpmock/mcpmock/cassettes"
 )
 
 // Mode says whether a Server replays its cassette or records a new one.
@@ -15,13 +17,13 @@ type Mode string
 const (
 	// ModeReplay serves the cassette and never touches the network; a
 	// request that matches nothing fails the test.
-	ModeReplay Mode = "replay"
+	ModeReplay = Mode(cassettes.ModeReplay)
 	// ModeRecord starts the upstream server (Options.Upstream), forwards
 	// every session to it through the tap and writes a fresh cassette when
 	// the test ends.
-	ModeRecord Mode = "record"
+	ModeRecord = Mode(cassettes.ModeRecord)
 	// ModeOnce records when the cassette file does not exist, else replays.
-	ModeOnce Mode = "once"
+	ModeOnce = Mode(cassettes.ModeOnce)
 )
 
 // RecordEnv is the environment variable that selects a mode for every
@@ -73,10 +75,10 @@ func parseMode(s, source string) (Mode, error) {
 	return "", fmt.Errorf("%s=%q: unknown mode (want replay, record or once)", source, s)
 }
 
-// decideMode is the one place that decides whether a server records: the
-// command line first, then the test's Options.Mode, then replay; once
-// becomes record when the cassette does not exist. A cassette built in Go
-// (no path) always replays.
+// decideMode decides whether a server records: the command line first,
+// then the test's Options.Mode, then replay, through the one decision table
+// of the modes (cassettes.Decide), so that once becomes record when the
+// cassette does not exist. A cassette built in Go (no path) always replays.
 func decideMode(cmdline, option Mode, hasPath, exists bool) Mode {
 	if !hasPath {
 		return ModeReplay
@@ -85,13 +87,7 @@ func decideMode(cmdline, option Mode, hasPath, exists bool) Mode {
 	if m == "" {
 		m = option
 	}
-	switch m {
-	case ModeRecord:
-		return ModeRecord
-	case ModeOnce:
-		if exists {
-			return ModeReplay
-		}
+	if cassettes.Decide(cassettes.Mode(m), exists).Write {
 		return ModeRecord
 	}
 	return ModeReplay
