@@ -1,0 +1,55 @@
+package cassettes
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLint(t *testing.T) {
+	data := `{
+  "version": 1,
+  "meta": {"recordedAt": "2020-01-01T00:00:00Z"},
+  "interactions": [
+    {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 1, "method": "ping"}, "times": -1,
+     "response": {"from": "server", "atMs": 0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}}},
+    {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+     "response": {"from": "server", "atMs": 0, "message": {"jsonrpc": "2.0", "id": 2, "result": {}}}},
+    {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "a"}}},
+    {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "b", "arguments": {"apiKey": "xyz"}}},
+     "response": {"from": "server", "atMs": 0, "message": {"jsonrpc": "2.0", "id": 4, "result": {}}}},
+    {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "b", "arguments": {"apiKey": "xyz"}}},
+     "response": {"from": "server", "atMs": 0, "message": {"jsonrpc": "2.0", "id": 5, "result": {}}}}
+  ]
+}
+`
+	now := time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)
+	problems, c := Lint("x.json", []byte(data), &LintOptions{MaxAge: 24 * time.Hour, MaxAgeFail: true, Now: func() time.Time { return now }})
+	if c == nil {
+		t.Fatal("no cassette")
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		"1:1: error: the recording is 1440h0m0s old",
+		"7:5: error: interaction 2: unreachable: interaction 1",
+		"9:5: warning: interaction 3: request tools/call a has no response",
+		"12:5: warning: interaction 5: duplicate of interaction 4",
+		"10:5: error: interaction 4: a secret at request params.arguments.apiKey (member name apiKey)",
+		"12:5: error: interaction 5: a secret at request params.arguments.apiKey",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], want[i])
+		}
+	}
+	problems, _ = Lint("bad.json", []byte(`{"version": 2, "interactions": []}`), nil)
+	if len(problems) != 1 || problems[0].Severity != SeverityError || !strings.Contains(problems[0].Message, "version 2") {
+		t.Errorf("version problem: %v", problems)
+	}
+}
