@@ -168,6 +168,10 @@ func decode(r io.Reader) (*Cassette, *decodeError) {
 				return nil, fail(at, err)
 			}
 			compactInPlace(&c.Match)
+		case "replay":
+			if err := dec.Decode(&c.Replay); err != nil {
+				return nil, fail(at, err)
+			}
 		case "interactions":
 			if err := expectDelim(dec, '['); err != nil {
 				return nil, fail(at, err)

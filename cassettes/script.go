@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -70,6 +71,12 @@ type Fault struct {
 	CutAfterEvents int `json:"cutAfterEvents,omitempty"`
 	// TrickleBytesPerSec sends the answer slowly, this many bytes a second.
 	TrickleBytesPerSec int `json:"trickleBytesPerSec,omitempty"`
+	// Notify sends these server notifications after the answer (methods
+	// such as "notifications/tools/list_changed"), as a server whose lists
+	// changed does; their params are empty. On HTTP they go on the
+	// session's GET stream, or the subscriptions/listen streams of
+	// 2026-07-28.
+	Notify []string `json:"notify,omitempty"`
 }
 
 // Delay returns the fixed part of the fault's delay.
@@ -99,6 +106,11 @@ func (f *Fault) validate() error {
 		return fmt.Errorf(`"fault": "httpStatus" %d is not an HTTP status`, f.HTTPStatus)
 	case f.DelayMs < 0 || f.JitterMs < 0 || f.LatencyFactor < 0 || f.CutAfterEvents < 0 || f.TrickleBytesPerSec < 0:
 		return errors.New(`"fault": values must not be negative`)
+	}
+	for _, m := range f.Notify {
+		if !strings.HasPrefix(m, "notifications/") {
+			return fmt.Errorf(`"fault": "notify" takes notification methods ("notifications/..."), not %q`, m)
+		}
 	}
 	return nil
 }

@@ -78,6 +78,17 @@ type Options struct {
 	// a call with invalid arguments that no recorded call matches is
 	// answered as a real server of the session's protocol version would.
 	NoSchemaValidation bool
+	// PageSize, when positive, re-pages the recorded lists (tools/list,
+	// resources/list, resources/templates/list, prompts/list) into pages
+	// of this many items with opaque cursors (pages.go); 0 uses the
+	// cassette's "replay": {"pageSize": N}, or else serves the recorded
+	// pages as recorded.
+	PageSize int
+	// OnReplyMismatch, if set, is called when a client's reply to a
+	// replayed server-to-client request differs from the recorded reply
+	// (or never comes). With Strict, the request that caused it is then
+	// answered with an error (CodeReplyMismatch). It must not block.
+	OnReplyMismatch func(ReplyMismatch)
 }
 
 // Event describes one client request handled by a session.
@@ -115,6 +126,14 @@ type Engine struct {
 
 	scripted []*scripted  // overlays' and scripted interactions, tried first
 	sessions atomic.Int64 // sessions started, for seeding
+
+	caps         serverCaps            // protocol.go
+	gen          map[int]int           // list request position → list generation
+	listings     map[string][]*listing // pages.go: recorded listings by method
+	listingOf    map[int]*listing      // request position → its listing
+	replyMatcher matcher.Matcher       // compares clients' replies (replies.go)
+	liveMu       sync.Mutex            // guards live
+	live         map[*Session]int      // sessions with outlets (notify.go)
 
 	toolSchemas toolSchemas // schema.go: the recorded tools' schemas, compiled on first use
 }
@@ -197,6 +216,8 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	if err := e.addScripted(c, "cassette", true); err != nil {
 		return nil, err
 	}
+	e.live = map[*Session]int{}
+	e.prepareProtocol()
 	return e, nil
 }
 

@@ -113,6 +113,9 @@ func (h *HTTPHandler) Close() {
 	close(h.done)
 	sessions := h.sessions
 	h.sessions = map[string]*httpSession{}
+	for _, s := range h.stateless {
+		s.EndSubscriptions()
+	}
 	h.mu.Unlock()
 	for _, hs := range sessions {
 		hs.end()
@@ -135,6 +138,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveSSE(w, r)
 	case "/message":
 		h.serveSSEMessage(w, r)
+	case "/_mcpmock/notify":
+		h.serveNotify(w, r)
 	default:
 		http.Error(w, fmt.Sprintf("Not Found: mcpmock serves Streamable HTTP at /mcp and HTTP+SSE at /sse, not %s", r.URL.Path), http.StatusNotFound)
 	}
@@ -153,6 +158,7 @@ type httpSession struct {
 	streamed bool       // a GET stream is open
 	inflight map[jsonrpc.ID]context.CancelCauseFunc
 	ended    bool
+	detach   func()         // removes the session's outlet for Notify
 	wake     chan struct{}  // signals the stream that queue grew (capacity 1)
 	done     chan struct{}  // closed when the session ends
 	plans    sync.WaitGroup // plans being carried out for the session
@@ -171,6 +177,7 @@ func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
 		return nil, false
 	}
 	h.sessions[hs.id] = hs
+	hs.detach = hs.s.attach(hs.push)
 	return hs, true
 }
 
@@ -197,6 +204,9 @@ func (hs *httpSession) end() {
 		return
 	}
 	hs.ended = true
+	if hs.detach != nil {
+		hs.detach()
+	}
 	for _, cancel := range hs.inflight {
 		cancel(errSessionEnded)
 	}

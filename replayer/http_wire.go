@@ -171,7 +171,10 @@ func (e *Engine) logSend(raw []byte, latency time.Duration) {
 // the answer must be an event stream).
 func (p *Plan) streams() bool {
 	for _, st := range p.Steps {
-		if st.Kind == StepSend {
+		if st.Kind == StepListen {
+			return true
+		}
+		if st.Kind == StepSend && !st.Notify {
 			return !st.Response
 		}
 	}
@@ -194,6 +197,9 @@ func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit
 		switch st.Kind {
 		case StepSend:
 			switch {
+			case st.Notify:
+				s.publish(st.Message)
+				continue
 			case st.Response:
 				e.logSend(st.Message, time.Since(start))
 				answered = true
@@ -213,8 +219,20 @@ func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit
 				return true
 			}
 		case StepAwaitReply:
-			if _, err := s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
+			reply, err := s.AwaitReply(ctx, st.ReplyID)
+			if err != nil && ctx.Err() == nil {
 				e.opts.Logger.Warn(err.Error())
+			}
+			if ctx.Err() == nil {
+				if fail := s.checkReply(plan, st, reply); fail != nil {
+					e.logSend(fail, time.Since(start))
+					emit(fail, true)
+					return false
+				}
+			}
+		case StepListen:
+			if !s.serveListen(ctx, st.ReplyID, func(msg []byte) error { return emit(msg, false) }) {
+				return false
 			}
 		case StepDelay:
 			t := time.NewTimer(st.Delay)

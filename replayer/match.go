@@ -144,7 +144,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 			loose = append(loose, n)
 		}
 	}
-	matches = append(matches, loose...)
+	matches = s.narrow(live, append(matches, loose...))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	again := -1

@@ -25,6 +25,7 @@ func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 // ServeSession is Serve with a session made by the caller.
 func (e *Engine) ServeSession(ctx context.Context, s *Session, r io.Reader, w io.Writer) error {
 	c := &conn{e: e, s: s, out: w, inflight: map[jsonrpc.ID]context.CancelCauseFunc{}}
+	defer s.attach(c.send)()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	c.end = func(err error) {
@@ -261,6 +262,10 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 	for _, st := range plan.Steps {
 		switch st.Kind {
 		case StepSend, StepHTTPStatus:
+			if st.Notify {
+				c.s.publish(st.Message)
+				break
+			}
 			note := ""
 			if plan.Scripted != "" && st.Response {
 				note = "scripted: " + plan.Scripted
@@ -288,8 +293,19 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 				return
 			}
 		case StepAwaitReply:
-			if _, err := c.s.AwaitReply(ctx, st.ReplyID); err != nil && ctx.Err() == nil {
+			reply, err := c.s.AwaitReply(ctx, st.ReplyID)
+			if err != nil && ctx.Err() == nil {
 				log.Warn(err.Error())
+			}
+			if ctx.Err() == nil {
+				if fail := c.s.checkReply(plan, st, reply); fail != nil {
+					respond(fail)
+					return
+				}
+			}
+		case StepListen:
+			if !c.s.serveListen(ctx, st.ReplyID, func(msg []byte) error { c.send(msg); return nil }) {
+				return
 			}
 		case StepDelay:
 			t := time.NewTimer(st.Delay)

@@ -34,6 +34,10 @@ const (
 	// Body instead of the JSON-RPC answer (a scripted fault; front ends
 	// without HTTP send Message, a JSON-RPC error saying so).
 	StepHTTPStatus
+	// StepListen keeps a subscriptions/listen request (id ReplyID) open,
+	// carrying its notifications (Session.ServeListen), until the client
+	// cancels it or the server ends it.
+	StepListen
 )
 
 // Step is one action of a plan.
@@ -51,6 +55,16 @@ type Step struct {
 	Status  int
 	Headers map[string]string
 	Body    string
+	// Notify marks a StepSend of a notification that belongs to no
+	// request (a list change): front ends hand it to Session.Publish,
+	// which routes it to where the client listens.
+	Notify bool
+
+	// For a StepAwaitReply: the recorded reply, the server request's
+	// method, and the live id of the client request it belongs to.
+	expect json.RawMessage
+	method string
+	origID jsonrpc.ID
 }
 
 // Plan is what a session does in answer to one client message.
@@ -68,6 +82,8 @@ type Plan struct {
 	CutAfter int
 	// Trickle, when positive, sends the answer at that many bytes a second.
 	Trickle int
+
+	paced bool // the exchange is spaced by the recorded pacing
 }
 
 // Session is one client's replay state: which recorded interactions it has
@@ -85,13 +101,22 @@ type Session struct {
 	firstDone bool
 
 	script scriptState // counters of scripted interactions (faults.go)
+
+	gens      map[string]int           // list changes seen, by kind (protocol.go)
+	listing   map[string]int           // method → listing being paged (pages.go)
+	level     int                      // logging level (logging.go)
+	modern    bool                     // a 2026-07-28 client (notify.go)
+	sinks     map[int]func([]byte)     // outlets (notify.go)
+	nextSink  int                      // for sinks keys
+	listeners map[jsonrpc.ID]*listener // open subscriptions/listen requests
 }
 
 // NewSession starts a session with fresh replay state.
 func (e *Engine) NewSession() *Session {
 	n := uint64(e.sessions.Add(1))
 	return &Session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
-		script: scriptState{counts: map[int]int{}, recent: map[int][]time.Time{}, rng: rand.New(rand.NewPCG(e.opts.Seed, n))}}
+		script: scriptState{counts: map[int]int{}, recent: map[int][]time.Time{}, rng: rand.New(rand.NewPCG(e.opts.Seed, n))},
+		gens:   map[string]int{}, listing: map[string]int{}, sinks: map[int]func([]byte){}, listeners: map[jsonrpc.ID]*listener{}}
 }
 
 // Handle returns the plan that answers one client request or notification.
@@ -121,24 +146,35 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 
 func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
+	if plan := s.protocolPlan(msg); plan != nil {
+		return plan
+	}
 	if plan := s.validateArgs(msg, live); plan != nil {
 		return plan
 	}
 	sc := s.trigger(live)
 	if sc == nil {
-		plan := s.recordedPlan(msg, live)
+		plan := s.repage(msg, live)
+		if plan == nil {
+			plan = s.recordedPlan(msg, live)
+		}
 		if lat := s.e.opts.Latency; plan.Miss == nil && (lat.Factor > 0 || lat.Fixed > 0) {
-			if d := lat.delay(s.recordedLatency(plan.Interaction)); d > 0 {
+			recorded := s.recordedLatency(plan.Interaction)
+			if plan.paced {
+				recorded = 0 // the factor already spaced the exchange
+			}
+			if d := lat.delay(recorded); d > 0 {
 				plan.Steps = append([]Step{{Kind: StepDelay, Delay: d}}, plan.Steps...)
 			}
 		}
-		return plan
+		return s.badCursor(msg, plan)
 	}
 	plan, latency := s.answerScripted(msg, sc, func() *Plan { return s.recordedPlan(msg, live) })
 	plan.Scripted = sc.source
 	if f := sc.in.Fault; f != nil {
 		plan = s.applyFault(plan, f, latency, msg.ID)
 		plan.Scripted = sc.source
+		plan = s.withNotify(plan, f)
 	}
 	return plan
 }
@@ -177,11 +213,28 @@ func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int) *Plan {
 	plan := &Plan{Interaction: pos}
 	token := progressToken(msg.Params)
-	for _, m := range in.Exchange {
+	// With a latency factor, the exchange keeps its recorded pacing
+	// (scaled): each message waits for its recorded offset.
+	factor := s.e.opts.Latency.Factor
+	last := in.AtMs
+	pace := func(at cassettes.Millis) {
+		if factor <= 0 || len(in.Exchange) == 0 {
+			return
+		}
+		if d := time.Duration(float64(at-last) * factor * float64(time.Millisecond)); d > 0 {
+			plan.Steps = append(plan.Steps, Step{Kind: StepDelay, Delay: d})
+		}
+		if at > last {
+			last = at
+		}
+		plan.paced = true
+	}
+	for i, m := range in.Exchange {
 		if m.From != cassettes.FromServer {
 			continue // the client's replies: the live client sends its own
 		}
 		if m.Raw != nil {
+			pace(m.AtMs)
 			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw)})
 			continue
 		}
@@ -200,17 +253,33 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 					continue
 				}
 			}
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out})
+			if !s.keepLog(sm) {
+				continue
+			}
+			pace(m.AtMs)
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: subscriptionNotification(sm.Method)})
 		case jsonrpc.KindRequest:
+			pace(m.AtMs)
 			id := s.freshID()
 			out, err := jsonrpc.WithID(m.Message, id)
 			if err != nil {
 				continue
 			}
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out}, Step{Kind: StepAwaitReply, ReplyID: id})
+			await := Step{Kind: StepAwaitReply, ReplyID: id, method: sm.Method, origID: msg.ID}
+			for _, r := range in.Exchange[i+1:] {
+				if r.From != cassettes.FromClient || r.Message == nil {
+					continue
+				}
+				if rm, err := jsonrpc.Parse(r.Message); err == nil && rm.Kind() == jsonrpc.KindResponse && rm.ID == sm.ID {
+					await.expect = r.Message
+					break
+				}
+			}
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out}, await)
 		}
 	}
 	if in.Response != nil && in.Response.Message != nil {
+		pace(in.Response.AtMs)
 		out, err := jsonrpc.WithID(in.Response.Message, msg.ID)
 		if err == nil {
 			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out})
@@ -228,30 +297,43 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 // recorded after r (and, with the first answer, those before any request).
 func (s *Session) followUps(r *recorded) []Step {
 	pos := r.pos
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var keys []int
+	s.mu.Lock()
 	if !s.firstDone {
 		s.firstDone = true
 		keys = append(keys, -1)
 	}
 	keys = append(keys, pos)
-	var steps []Step
+	var fire [][]*followup
 	for _, k := range keys {
 		if s.fired[k] || len(s.e.followers[k]) == 0 {
 			continue
 		}
 		s.fired[k] = true
-		for _, f := range s.e.followers[k] {
+		fire = append(fire, s.e.followers[k])
+	}
+	s.mu.Unlock()
+	var steps []Step
+	for _, fs := range fire {
+		for _, f := range fs {
 			out := f.raw
+			notify := false
 			if f.request {
+				s.mu.Lock()
 				s.nextID++
+				id := jsonrpc.IntID(s.nextID)
+				s.mu.Unlock()
 				var err error
-				if out, err = jsonrpc.WithID(f.raw, jsonrpc.IntID(s.nextID)); err != nil {
+				if out, err = jsonrpc.WithID(f.raw, id); err != nil {
 					continue
 				}
+			} else if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
+				if !s.keepLog(m) {
+					continue
+				}
+				notify = subscriptionNotification(m.Method)
 			}
-			steps = append(steps, Step{Kind: StepSend, Message: out})
+			steps = append(steps, Step{Kind: StepSend, Message: out, Notify: notify})
 		}
 	}
 	return steps
