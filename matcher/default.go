@@ -70,11 +70,7 @@ func dropVolatileMeta(obj map[string]any) map[string]any {
 }
 
 // Key returns the canonical form of what the default matcher compares.
-func (defaultMatcher) Key(r Request) string {
-	v := view(r)
-	b, _ := json.Marshal(v) // maps encode with sorted keys
-	return r.Method + "\x00" + string(b)
-}
+func (defaultMatcher) Key(r Request) string { return canonicalKey(r) }
 
 func (m defaultMatcher) Match(recorded, live Request) Result {
 	if recorded.Method != live.Method {

@@ -28,6 +28,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 // Request is the part of a JSON-RPC request that matching looks at.
@@ -42,11 +44,12 @@ func (r Request) Tool() string {
 	if r.Method != "tools/call" || len(r.Params) == 0 {
 		return ""
 	}
-	var p struct {
-		Name string `json:"name"`
+	raw, err := jsonrpc.Member(r.Params, "name")
+	if err != nil || raw == nil {
+		return ""
 	}
-	json.Unmarshal(r.Params, &p)
-	return p.Name
+	name, _ := jsonrpc.Unquote(raw)
+	return name
 }
 
 // Result is the outcome of one comparison.

@@ -218,3 +218,41 @@ func skipValue(raw []byte, i int) (int, error) {
 func replaceMember(raw json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
 	return SetMember(raw, value, key)
 }
+
+// EachMember calls f with each member of the object raw, in order, the
+// values as sub-slices of raw. raw must be valid JSON; for anything but an
+// object it returns errNotObject.
+func EachMember(raw []byte, f func(key string, value []byte) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return errNotObject
+	}
+	return eachMember(raw[i:], f)
+}
+
+// EachElement calls f with each element of the array raw, in order. raw
+// must be valid JSON; for anything but an array it returns an error.
+func EachElement(raw []byte, f func(value []byte) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return errors.New("not a JSON array")
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != ']' {
+		e, err := skipValue(raw, i)
+		if err != nil {
+			return err
+		}
+		if err := f(raw[i:e]); err != nil {
+			return err
+		}
+		i = skipSpace(raw, e)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return nil
+}
+
+// Unquote returns the string a JSON string literal holds.
+func Unquote(raw []byte) (string, bool) { return unquote(raw) }
