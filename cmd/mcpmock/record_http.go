@@ -29,6 +29,7 @@ type recordHTTPFlags struct {
 	authToken    string
 	allowOrigins []string
 	allowRemote  bool
+	limits       limitFlags // replay_http.go
 }
 
 func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
@@ -37,6 +38,7 @@ func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise); the token is not passed upstream")
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "also accept requests from browser `ORIGIN` (repeatable; \"*\" for any); loopback origins are always accepted")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address and accept any Host header")
+	f.limits.register(fs)
 }
 
 // hasUpstream reports whether the server side is an HTTP upstream.
@@ -106,6 +108,14 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
 		return 0, usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
 	}
+	guard := &httpguard.Options{
+		AllowedOrigins:       f.allowOrigins,
+		AuthToken:            f.authToken,
+		AllowNonLoopbackHost: f.allowRemote,
+	}
+	if err := f.limits.apply(guard); err != nil {
+		return 0, err
+	}
 	var h http.Handler
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
@@ -133,15 +143,7 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		}
 		return 0, err
 	}
-	srv := &http.Server{
-		Handler: httpguard.Wrap(h, &httpguard.Options{
-			AllowedOrigins:       f.allowOrigins,
-			AuthToken:            f.authToken,
-			AllowNonLoopbackHost: f.allowRemote,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(closeStreams)
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))
 	served := make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -22,6 +23,44 @@ type replayHTTPFlags struct {
 	authToken    string
 	allowOrigins []string
 	allowRemote  bool
+	limits       limitFlags
+}
+
+// limitFlags are the listener limits of --listen, shared by replay and
+// record (internal/httpguard has the defaults).
+type limitFlags struct {
+	maxBody           int64
+	maxHeader         int
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	idleTimeout       time.Duration
+	maxSessions       int
+	rateLimit         string
+}
+
+func (f *limitFlags) register(fs *pflag.FlagSet) {
+	fs.Int64Var(&f.maxBody, "max-body-bytes", httpguard.DefaultMaxBodyBytes, "refuse a POST body over `N` bytes with 413 (-1: no limit)")
+	fs.IntVar(&f.maxHeader, "max-header-bytes", httpguard.DefaultMaxHeaderBytes, "refuse a request whose headers exceed `N` bytes with 431")
+	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", httpguard.DefaultReadHeaderTimeout, "close a connection whose request headers take longer than `D`")
+	fs.DurationVar(&f.readTimeout, "read-timeout", httpguard.DefaultReadTimeout, "answer 408 to a POST whose body takes longer than `D` to arrive (-1s: no limit)")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", httpguard.DefaultIdleTimeout, "close a keep-alive connection idle for `D`")
+	fs.IntVar(&f.maxSessions, "max-sessions", httpguard.DefaultMaxSessions, "answer 503 to a request that would open a session beyond `N` open ones (-1: no limit)")
+	fs.StringVar(&f.rateLimit, "rate-limit", "", "allow each client (IP address) `N/DURATION` requests, e.g. 100/1s or 600/m; 429 with Retry-After beyond it (default no limit)")
+}
+
+// apply sets the limits of o.
+func (f *limitFlags) apply(o *httpguard.Options) error {
+	rate, err := httpguard.ParseRate(f.rateLimit)
+	if err != nil {
+		return usagef("--rate-limit: %v", err)
+	}
+	if f.maxHeader <= 0 {
+		return usagef("--max-header-bytes must be positive")
+	}
+	o.MaxBodyBytes, o.MaxHeaderBytes = f.maxBody, f.maxHeader
+	o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout = f.readHeaderTimeout, f.readTimeout, f.idleTimeout
+	o.MaxSessions, o.RateLimit = f.maxSessions, rate
+	return nil
 }
 
 func (f *replayHTTPFlags) register(fs *pflag.FlagSet) {
@@ -29,6 +68,7 @@ func (f *replayHTTPFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise)")
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "also accept requests from browser `ORIGIN` (repeatable; \"*\" for any); loopback origins are always accepted")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address and accept any Host header")
+	f.limits.register(fs)
 }
 
 // enabled reports whether replay serves HTTP instead of stdio.
@@ -43,20 +83,22 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
 		return usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
 	}
+	guard := &httpguard.Options{
+		AllowedOrigins:       f.allowOrigins,
+		AuthToken:            f.authToken,
+		AllowNonLoopbackHost: f.allowRemote,
+	}
+	if err := f.limits.apply(guard); err != nil {
+		return err
+	}
 	l, err := httpguard.Listen(f.listen)
 	if err != nil {
 		return err
 	}
-	h := eng.Handler(nil)
-	srv := &http.Server{
-		Handler: httpguard.Wrap(h, &httpguard.Options{
-			AllowedOrigins:       f.allowOrigins,
-			AuthToken:            f.authToken,
-			AllowNonLoopbackHost: f.allowRemote,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	// The guard bounds the body first; the handler's own bound must not be
+	// smaller.
+	h := eng.Handler(&replayer.HTTPOptions{MaxBodyBytes: math.MaxInt64})
+	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(h.Close)
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))
 	served := make(chan error, 1)

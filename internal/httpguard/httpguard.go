@@ -1,12 +1,14 @@
 // Package httpguard is the safety of mcpmock's HTTP listeners, shared by the
 // tap and the replay server: bind to loopback unless told otherwise, refuse
 // requests whose Host or Origin betray a DNS rebinding attack (403), and
-// require a bearer token when one is configured (401).
+// require a bearer token when one is configured (401); and the listener
+// limits (limits.go): body and header size, read and idle timeouts, the
+// number of sessions, a request rate per client.
 //
 //	l, _ := httpguard.Listen(":0") // 127.0.0.1, a free port
-//	h := httpguard.Wrap(mux, &httpguard.Options{AuthToken: token})
+//	srv := httpguard.Server(mux, &httpguard.Options{AuthToken: token}, nil)
 //	fmt.Fprintln(os.Stderr, httpguard.URLLine(l, "/mcp"))
-//	http.Serve(l, h)
+//	srv.Serve(l)
 package httpguard
 
 import (
@@ -16,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Listen listens on the TCP address addr. An address without a host (":8080",
@@ -86,6 +89,36 @@ type Options struct {
 	// AllowNonLoopbackHost accepts any Host header (for a listener bound to
 	// a non-loopback address on purpose). False accepts loopback Hosts only.
 	AllowNonLoopbackHost bool
+
+	// The listener limits. Each zero value means the default named after it;
+	// a negative value means no limit.
+
+	// MaxBodyBytes bounds a POST body (413 beyond it); 0 means
+	// DefaultMaxBodyBytes (64 MiB).
+	MaxBodyBytes int64
+	// ReadTimeout bounds the time to read a POST body once its headers are
+	// in (408 beyond it); 0 means DefaultReadTimeout (30 s). It does not
+	// bound the answer: event streams last as long as they need.
+	ReadTimeout time.Duration
+	// MaxSessions bounds the open sessions: Streamable HTTP sessions (from
+	// the Mcp-Session-Id of an answer to the end of the session by DELETE
+	// or 404) and HTTP+SSE streams. A request that would open one more is
+	// answered 503 with a JSON-RPC error. 0 means DefaultMaxSessions (1000).
+	MaxSessions int
+	// RateLimit bounds the requests of one client (one IP address) with a
+	// token bucket of RateLimit.N tokens refilled over RateLimit.Per; a
+	// request beyond it is answered 429 with Retry-After. Zero: no limit.
+	RateLimit Rate
+	// Now is the clock of the rate limit; nil means time.Now.
+	Now func() time.Time
+
+	// MaxHeaderBytes, ReadHeaderTimeout and IdleTimeout are the server's,
+	// applied by Server (Wrap cannot): 0 means DefaultMaxHeaderBytes
+	// (64 KiB; 431 beyond it), DefaultReadHeaderTimeout (10 s) and
+	// DefaultIdleTimeout (2 min, a keep-alive connection between requests).
+	MaxHeaderBytes    int
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
 }
 
 // Wrap returns h behind the checks of opts, in this order: Host (403),
@@ -94,6 +127,9 @@ type Options struct {
 // 204 without a token, as browsers send none; responses to an accepted
 // cross-origin request carry the CORS headers that let a browser client read
 // them (Mcp-Session-Id included).
+//
+// Then come the limits: the rate (429), the token (401), the body's size
+// (413) and read time (408), the number of sessions (503).
 func Wrap(h http.Handler, opts *Options) http.Handler {
 	g := &guard{next: h}
 	if opts != nil {
@@ -103,12 +139,14 @@ func Wrap(h http.Handler, opts *Options) http.Handler {
 			g.opts.AllowedOrigins = append(g.opts.AllowedOrigins, normalizeOrigin(o))
 		}
 	}
+	g.lim = newLimits(&g.opts)
 	return g
 }
 
 type guard struct {
 	next http.Handler
 	opts Options
+	lim  *limits
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -136,12 +174,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !g.lim.rateOK(w, r) {
+		return
+	}
 	if g.opts.AuthToken != "" && !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpmock"`)
 		http.Error(w, "Unauthorized: this mcpmock listener requires \"Authorization: Bearer <token>\" (the --auth-token it was started with)", http.StatusUnauthorized)
 		return
 	}
-	g.next.ServeHTTP(w, r)
+	g.lim.serve(w, r, g.next)
 }
 
 func (g *guard) originAllowed(origin string) bool {
