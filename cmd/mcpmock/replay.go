@@ -11,13 +11,14 @@ import (
 
 func (e *env) replay(ctx context.Context, args []string) error {
 	var c common
-	var strict bool
+	var strict, noValidate bool
 	var h replayHTTPFlags // replay_http.go: --listen and the listener's safety
 	var m matchFlags      // replay_match.go: matcher flags
 	var f faultFlags      // replay_faults.go: overlays, faults, seed, latency
 	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stderr)
 	c.register(fs)
 	fs.BoolVar(&strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
+	fs.BoolVar(&noValidate, "no-validate", false, "do not check tools/call arguments against the recorded inputSchema")
 	h.register(fs)
 	m.register(fs)
 	f.register(fs)
@@ -38,7 +39,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := &replayer.Options{Logger: log, Strict: strict}
+	opts := &replayer.Options{Logger: log, Strict: strict, NoSchemaValidation: noValidate}
 	if err := m.apply(cas, opts); err != nil {
 		return err
 	}
