@@ -66,6 +66,22 @@ func protocolServer(pageSize int) *mcp.Server {
 		}
 		return text("root " + res.Roots[0].URI), nil, nil
 	})
+	// Multi round-trip (2026-07-28): two rounds of input, told apart only
+	// by requestState; older clients get the elicitations as requests.
+	mcp.AddTool(s, &mcp.Tool{Name: "mrtr"}, func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
+		ask := func(state string) *mcp.CallToolResult {
+			return &mcp.CallToolResult{RequestState: state, InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{Mode: "form", Message: "name for " + state,
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}}
+		}
+		switch req.Params.RequestState {
+		case "":
+			return ask("round-1"), nil, nil
+		case "round-1":
+			return ask("round-2"), nil, nil
+		}
+		name := req.Params.InputResponses["who"].(*mcp.ElicitResult).Content["name"]
+		return text(fmt.Sprintf("two rounds, %v", name)), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow"}, func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(s, &mcp.Tool{Name: "extra"}, func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 			return text("extra"), nil, nil
@@ -164,6 +180,7 @@ func (pc *protocolClient) script(ctx context.Context, cs *mcp.ClientSession, log
 	call("ask", nil)
 	call("elicit", nil)
 	call("roots", nil)
+	call("mrtr", nil)
 	call("grow", nil)
 	select {
 	case <-pc.changed:
