@@ -41,6 +41,10 @@ type Options struct {
 	// Save says how the cassette is prepared for its file: redaction rules
 	// added to the defaults, timing kept (see cassettes.SaveOptions).
 	Save cassettes.SaveOptions
+	// Forbid are values that must not reach the cassette file: a save that
+	// would write one (after redaction) is refused with ErrForbiddenValue
+	// and the file is left as it was (forbid.go).
+	Forbid []Forbidden
 }
 
 // Recorder builds a cassette from observed messages and saves it. Its
@@ -248,7 +252,17 @@ func (r *Recorder) save(durable bool) error {
 		return nil
 	}
 	r.finish.Finish(snap)
-	err := cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error { return r.enc.Write(w, snap) })
+	err := cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
+		if len(r.opts.Forbid) == 0 {
+			return r.enc.Write(w, snap)
+		}
+		fw := newForbidWriter(w, r.opts.Forbid)
+		err := r.enc.Write(fw, snap)
+		if fw.err != nil {
+			return fw.err
+		}
+		return err
+	})
 	r.mu.Lock()
 	r.saveErr = err
 	r.mu.Unlock()

@@ -10,9 +10,11 @@ import (
 func (e *env) record(ctx context.Context, args []string) error {
 	var c common
 	var h recordHTTPFlags // record_http.go: --listen, --upstream
+	var fb forbidFlags    // record_forbid.go: --forbid, --forbid-env
 	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stderr)
 	c.register(fs)
 	h.register(fs)
+	fb.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -29,7 +31,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	}
 	meta := cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv}
 	h.meta(&meta)
-	rec, err := recorder.New(c.cassette, &recorder.Options{Logger: log, Meta: meta})
+	rec, err := recorder.New(c.cassette, &recorder.Options{Logger: log, Meta: meta, Forbid: fb.forbidden()})
 	if err != nil {
 		return err
 	}
