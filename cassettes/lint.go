@@ -28,7 +28,7 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	return fmt.Sprintf("%d:%d: %s: %s", p.Line, p.Column, p.Severity, p.Message)
+	return fmt.Sprintf("%s: line %d, column %d: %s", p.Severity, p.Line, p.Column, p.Message)
 }
 
 // LintOptions configure Lint. The zero value (or nil) is the default.

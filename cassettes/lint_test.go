@@ -33,12 +33,12 @@ func TestLint(t *testing.T) {
 		got = append(got, p.String())
 	}
 	want := []string{
-		"1:1: error: the recording is 1440h0m0s old",
-		"7:5: error: interaction 2: unreachable: interaction 1",
-		"9:5: warning: interaction 3: request tools/call a has no response",
-		"12:5: warning: interaction 5: duplicate of interaction 4",
-		"10:5: error: interaction 4: a secret at request params.arguments.apiKey (member name apiKey)",
-		"12:5: error: interaction 5: a secret at request params.arguments.apiKey",
+		"error: line 1, column 1: the recording is 1440h0m0s old",
+		"error: line 7, column 5: interaction 2: unreachable: interaction 1",
+		"warning: line 9, column 5: interaction 3: request tools/call a has no response",
+		"warning: line 12, column 5: interaction 5: duplicate of interaction 4",
+		"error: line 10, column 5: interaction 4: a secret at request params.arguments.apiKey (member name apiKey)",
+		"error: line 12, column 5: interaction 5: a secret at request params.arguments.apiKey",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

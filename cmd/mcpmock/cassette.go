@@ -2,77 +2,133 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/matcher"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
-func (e *env) cassette(_ context.Context, args []string) error {
+func (e *env) cassette(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("cassette needs a subcommand: lint or show")
+		return usagef("cassette needs a subcommand: lint, show, redact or verify")
 	}
 	switch args[0] {
 	case "lint":
-		fs := newFlagSet("cassette lint", "mcpmock cassette lint CASSETTE...", e.stderr)
-		if help, err := parse(fs, args[1:]); help || err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			return usagef("cassette lint needs a cassette file")
-		}
-		failed := 0
-		for _, path := range fs.Args() {
-			c, err := lintCassette(path)
-			if err != nil {
-				fmt.Fprintln(e.stderr, err)
-				failed++
-				continue
-			}
-			fmt.Fprintf(e.stdout, "%s: ok (%d interactions)\n", path, len(c.Interactions))
-		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d cassettes have errors", failed, fs.NArg())
-		}
-		return nil
+		return e.cassetteLint(args[1:])
 	case "show":
-		fs := newFlagSet("cassette show", "mcpmock cassette show CASSETTE", e.stderr)
-		if help, err := parse(fs, args[1:]); help || err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usagef("cassette show needs one cassette file")
-		}
-		c, err := cassettes.Load(fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		return showTimeline(e.stdout, c, isTerminal(e.stdout))
+		return e.cassetteShow(args[1:])
+	case "redact":
+		return e.cassetteRedact(args[1:])
+	case "verify":
+		return e.cassetteVerify(ctx, args[1:])
 	}
-	return usagef("unknown cassette subcommand %q (want lint or show)", args[0])
+	return usagef("unknown cassette subcommand %q (want lint, show, redact or verify)", args[0])
 }
 
-// lintCassette loads a cassette, checks its matcher configurations with
-// their positions, and prepares it for replay.
-func lintCassette(path string) (*cassettes.Cassette, error) {
+// cassetteLint is "mcpmock cassette lint": every problem on stderr as
+// "SEVERITY: FILE: line L, column C: MESSAGE"; an error fails the command.
+func (e *env) cassetteLint(args []string) error {
+	var maxAge time.Duration
+	var maxAgeFail bool
+	var rf redactFlags
+	fs := newFlagSet("cassette lint", "mcpmock cassette lint [flags] CASSETTE...", e.stderr)
+	fs.DurationVar(&maxAge, "max-age", 0, "warn about a recording older than `DURATION` (by meta.recordedAt; e.g. 720h)")
+	fs.BoolVar(&maxAgeFail, "max-age-fail", false, "make a recording older than --max-age an error")
+	rf.register(fs)
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("cassette lint needs a cassette file")
+	}
+	rules, err := rf.rules()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, path := range fs.Args() {
+		problems, c := lintCassette(path, &cassettes.LintOptions{Redact: rules, MaxAge: maxAge, MaxAgeFail: maxAgeFail})
+		errs, warns := 0, 0
+		for _, p := range problems {
+			fmt.Fprintf(e.stderr, "%s: %s: line %d, column %d: %s\n", p.Severity, path, p.Line, p.Column, p.Message)
+			if p.Severity == cassettes.SeverityError {
+				errs++
+			} else {
+				warns++
+			}
+		}
+		switch {
+		case errs > 0:
+			failed++
+		case c != nil:
+			fmt.Fprintf(e.stdout, "%s: ok (%d interactions, %d warnings)\n", path, len(c.Interactions), warns)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d cassettes have errors", failed, fs.NArg())
+	}
+	return nil
+}
+
+// lintCassette lints a cassette file: cassettes.Lint, the matcher
+// configurations with their positions, and what replay checks when it
+// prepares the cassette.
+func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem, *cassettes.Cassette) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load cassette: %w", err)
+		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}}, nil
 	}
-	c, err := cassettes.Parse(path, data)
-	if err != nil {
-		return nil, err
+	problems, c := cassettes.Lint(path, data, opts)
+	if c == nil {
+		return problems, nil
+	}
+	extra := func(err error) {
+		p := cassettes.Problem{Severity: cassettes.SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}
+		var pe *cassettes.PosError
+		if errors.As(err, &pe) {
+			p.Line, p.Column, p.Message = pe.Line, pe.Column, pe.Err.Error()
+		}
+		problems = append(problems, p)
 	}
 	if err := matcher.CheckCassette(path, data); err != nil {
-		return nil, err
+		extra(err)
+	} else if _, err := replayer.New(c, nil); err != nil {
+		extra(err)
 	}
-	if _, err := replayer.New(c, nil); err != nil {
-		return nil, err
+	return problems, c
+}
+
+// cassetteShow is "mcpmock cassette show".
+func (e *env) cassetteShow(args []string) error {
+	var color string
+	fs := newFlagSet("cassette show", "mcpmock cassette show [flags] CASSETTE", e.stderr)
+	fs.StringVar(&color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR is set), always or never")
+	if help, err := parse(fs, args); help || err != nil {
+		return err
 	}
-	return c, nil
+	if fs.NArg() != 1 {
+		return usagef("cassette show needs one cassette file")
+	}
+	var on bool
+	switch color {
+	case "auto":
+		on = isTerminal(e.stdout)
+	case "always":
+		on = true
+	case "never":
+	default:
+		return usagef("--color must be auto, always or never, not %q", color)
+	}
+	c, err := cassettes.Load(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return showTimeline(e.stdout, c, on)
 }
 
 func isTerminal(w io.Writer) bool {

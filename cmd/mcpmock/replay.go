@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -22,13 +23,27 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	h.register(fs)
 	m.register(fs)
 	f.register(fs)
+	var pf protocolFlags // replay_protocol.go: --page-size
+	pf.register(fs)
+	var mf modeFlags // modes.go: --mode and the live server
+	mf.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
 	if c.cassette == "" {
 		return usagef("replay needs -c CASSETTE")
 	}
-	if fs.NArg() > 0 {
+	plan, err := mf.decide(c.cassette, fs.Args())
+	if err != nil {
+		return err
+	}
+	if plan.Live && !plan.Replay {
+		return e.runLive(ctx, &c, &mf, &h, fs.Args(), plan)
+	}
+	if err := modeError(plan); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 && !mf.decideKeepsArgs() {
 		return usagef("replay takes no arguments (got %q)", strings.Join(fs.Args(), " "))
 	}
 	log, err := c.logger(e.stderr)
@@ -46,12 +61,16 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err := f.apply(opts); err != nil {
 		return err
 	}
+	if err := pf.apply(opts); err != nil {
+		return err
+	}
 	eng, err := replayer.New(cas, opts)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	notifyOnSignal(ctx, eng, log) // replay_protocol.go: SIGUSR1 sends a tools/list_changed
 	go func() {
 		select {
 		case <-e.signals:
@@ -66,6 +85,13 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
 	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
+	if mf.dropUnused {
+		n, err := dropUnused(c.cassette, cas, eng)
+		if err != nil {
+			return err
+		}
+		c.summaryLogger(e.stderr).Info(fmt.Sprintf("dropped %d unused interactions from %s", n, c.cassette))
+	}
 	var exit *replayer.ExitError
 	if errors.As(serveErr, &exit) {
 		return exitStatus(exit.Status)

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/recorder"
+	"github.com/mcpmock/mcpmock/replayer"
+)
+
+// modeFlags are replay's --mode (cassettes.Decide is the decision table)
+// and what the modes that talk to a live server need.
+type modeFlags struct {
+	mode       string
+	upstream   string
+	keepTiming bool
+	dropUnused bool
+	redact     redactFlags
+}
+
+func (f *modeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.mode, "mode", "replay", "replay, record (forward and write a new cassette), once (replay if the cassette exists, else record), new-episodes (replay, forward a miss and append it) or passthrough (forward, write nothing); the live server is -- COMMAND or --upstream URL")
+	fs.StringVar(&f.upstream, "upstream", "", "the live server at `URL` (Streamable HTTP) for the modes that need one")
+	fs.BoolVar(&f.keepTiming, "keep-timing", false, "when recording, keep the time offsets (atMs) instead of writing 0 (needed for --latency recorded)")
+	fs.BoolVar(&f.dropUnused, "drop-unused", false, "on exit, remove the recorded requests that no client used from the cassette")
+	f.redact.register(fs)
+}
+
+// decide returns the plan of the run (see cassettes.Decide).
+func (f *modeFlags) decide(path string, argv []string) (cassettes.Plan, error) {
+	m, err := cassettes.ParseMode(f.mode)
+	if err != nil {
+		return cassettes.Plan{}, usagef("--mode: %v", err)
+	}
+	_, statErr := os.Stat(path)
+	plan := cassettes.Decide(m, statErr == nil)
+	live := len(argv) > 0 || f.upstream != ""
+	switch {
+	case plan.Live && !live:
+		return plan, usagef("--mode %s needs the live server now: -- COMMAND [ARG...] or --upstream URL", m)
+	case !plan.Live && len(argv) > 0:
+		// once, replaying: the command is not needed, and not started.
+	case len(argv) > 0 && f.upstream != "":
+		return plan, usagef("give the live server as -- COMMAND or as --upstream URL, not both")
+	}
+	return plan, nil
+}
+
+// saveOptions are the recorder's save options from the flags.
+func (f *modeFlags) saveOptions() (cassettes.SaveOptions, error) {
+	rules, err := f.redact.rules()
+	if err != nil {
+		return cassettes.SaveOptions{}, err
+	}
+	return cassettes.SaveOptions{Redact: rules, NoDefaultRedact: true, KeepTiming: f.keepTiming}, nil
+}
+
+// runLive runs the modes that only forward: record (a new cassette) and
+// passthrough (no cassette), through the same tap as mcpmock record.
+func (e *env) runLive(ctx context.Context, c *common, f *modeFlags, h *replayHTTPFlags, argv []string, plan cassettes.Plan) error {
+	log, err := c.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	save, err := f.saveOptions()
+	if err != nil {
+		return err
+	}
+	path := c.cassette
+	if !plan.Write {
+		path = ""
+	}
+	rh := recordHTTPFlags{upstream: f.upstream, listen: h.listen, authToken: h.authToken, allowOrigins: h.allowOrigins, allowRemote: h.allowRemote}
+	meta := cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv}
+	rh.meta(&meta)
+	rec, err := recorder.New(path, &recorder.Options{Logger: log, Meta: meta, Save: save})
+	if err != nil {
+		return err
+	}
+	var status int
+	var runErr error
+	if rh.enabled() {
+		status, runErr = rh.run(ctx, e, argv, rec, log)
+	} else {
+		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
+	}
+	closeErr := rec.Close()
+	summary := rec.Summary()
+	if plan.Mode == cassettes.ModePassthrough {
+		summary = "passthrough: " + summary
+	}
+	c.summaryLogger(e.stderr).Info(summary)
+	if runErr != nil {
+		return runErr
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	if status != 0 {
+		return exitStatus(status)
+	}
+	return nil
+}
+
+// dropUnused rewrites the cassette without the recorded client requests
+// that the engine never used.
+func dropUnused(path string, c *cassettes.Cassette, eng *replayer.Engine) (int, error) {
+	unused := eng.Unused()
+	if len(unused) == 0 {
+		return 0, nil
+	}
+	out := *c
+	out.Interactions = nil
+	for i, in := range c.Interactions {
+		if !slices.Contains(unused, i+1) {
+			out.Interactions = append(out.Interactions, in)
+		}
+	}
+	if err := cassettes.Save(path, &out); err != nil {
+		return 0, err
+	}
+	return len(unused), nil
+}
+
+// errNewEpisodes is returned until the engine can forward a miss.
+var errNewEpisodes = errors.New("--mode new-episodes: forwarding a miss to the live server is not available in this build")
+
+func modeError(plan cassettes.Plan) error {
+	if plan.Append {
+		return fmt.Errorf("%w", errNewEpisodes)
+	}
+	return nil
+}
+
+// decideKeepsArgs reports whether a replaying run may have been given a
+// command: a mode that may need the live server (once).
+func (f *modeFlags) decideKeepsArgs() bool {
+	m, _ := cassettes.ParseMode(f.mode)
+	return m != cassettes.ModeReplay
+}

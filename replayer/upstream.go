@@ -1,0 +1,316 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// Upstream is a live MCP server that mcpmock talks to as a client: a
+// command spawned once and kept (stdio), or a Streamable HTTP URL. The
+// new-episodes mode forwards the requests that the cassette cannot answer
+// to it, and the drift check (mcpmock cassette verify) replays a cassette's
+// requests against it. Calls are made one at a time.
+type Upstream struct {
+	opts UpstreamOptions
+
+	mu sync.Mutex // serialises calls; guards the fields below
+	// stdio
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan []byte // lines from the server; closed at its end
+	// HTTP
+	client    *http.Client
+	sessionID string
+	protocol  string
+	closed    bool
+}
+
+// UpstreamOptions say which live server an Upstream talks to: exactly one
+// of Command and URL.
+type UpstreamOptions struct {
+	// Command is the server's command line (stdio).
+	Command []string
+	// Env is added to the command's environment.
+	Env []string
+	// Stderr receives the command's stderr; nil means os.Stderr.
+	Stderr io.Writer
+	// URL is a Streamable HTTP endpoint.
+	URL string
+	// Timeout bounds each call; 0 means 30 seconds.
+	Timeout time.Duration
+}
+
+// ErrUpstream is wrapped by every error of the live server.
+var ErrUpstream = errors.New("live server")
+
+// DialUpstream starts the live server (a command) or prepares the HTTP
+// client (a URL). No message is sent yet.
+func DialUpstream(opts UpstreamOptions) (*Upstream, error) {
+	u := &Upstream{opts: opts}
+	if u.opts.Timeout <= 0 {
+		u.opts.Timeout = 30 * time.Second
+	}
+	switch {
+	case len(opts.Command) > 0 && opts.URL != "":
+		return nil, fmt.Errorf("%w: give a command or a URL, not both", ErrUpstream)
+	case opts.URL != "":
+		u.client = &http.Client{}
+		return u, nil
+	case len(opts.Command) == 0:
+		return nil, fmt.Errorf("%w: no command and no URL", ErrUpstream)
+	}
+	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Stderr = opts.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUpstream, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUpstream, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: start %q: %v", ErrUpstream, opts.Command, err)
+	}
+	u.cmd, u.stdin, u.lines = cmd, stdin, make(chan []byte, 64)
+	go func() {
+		defer close(u.lines)
+		lr := jsonrpc.NewLineReader(stdout, 0)
+		for {
+			line, err := lr.ReadLine()
+			if len(line) > 0 {
+				u.lines <- bytes.Clone(line)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return u, nil
+}
+
+// Notify sends a notification (or any message that needs no answer).
+func (u *Upstream) Notify(ctx context.Context, msg []byte) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.client != nil {
+		_, err := u.post(ctx, msg, nil)
+		return err
+	}
+	return u.write(msg)
+}
+
+func (u *Upstream) write(msg []byte) error {
+	if _, err := u.stdin.Write(append(bytes.Clone(msg), '\n')); err != nil {
+		return fmt.Errorf("%w: write: %v", ErrUpstream, err)
+	}
+	return nil
+}
+
+// Call sends a request and returns the interaction it made: the request,
+// what the server sent while it was pending (its server-to-client requests
+// are answered with -32601, and the answers recorded), and the response.
+func (u *Upstream) Call(ctx context.Context, request []byte) (*cassettes.Interaction, error) {
+	msg, err := jsonrpc.Parse(request)
+	if err != nil || msg.Kind() != jsonrpc.KindRequest {
+		return nil, fmt.Errorf("%w: not a request: %.80s", ErrUpstream, request)
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.opts.Timeout)
+	defer cancel()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	in := &cassettes.Interaction{From: cassettes.FromClient, Request: bytes.Clone(request)}
+	// one takes a server message; it reports true at the response.
+	one := func(line []byte) bool {
+		m, err := jsonrpc.Parse(line)
+		if err != nil {
+			s := string(line)
+			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer, Raw: &s})
+			return false
+		}
+		switch m.Kind() {
+		case jsonrpc.KindResponse:
+			if m.ID == msg.ID {
+				in.Response = &cassettes.Message{From: cassettes.FromServer, Message: bytes.Clone(m.Raw)}
+				return true
+			}
+		case jsonrpc.KindRequest:
+			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer, Message: bytes.Clone(m.Raw)})
+			reply := jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: -32601, Message: "mcpmock: " + m.Method + " is not supported while forwarding"})
+			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromClient, Message: reply})
+			if u.client == nil {
+				u.write(reply)
+			} else {
+				u.post(ctx, reply, nil)
+			}
+		default:
+			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer, Message: bytes.Clone(m.Raw)})
+		}
+		return false
+	}
+	if u.client != nil {
+		done, err := u.post(ctx, request, one)
+		if err != nil {
+			return nil, err
+		}
+		if !done {
+			return nil, fmt.Errorf("%w: no response to %s", ErrUpstream, msg.Method)
+		}
+		u.learn(msg.Method, in.Response.Message)
+		return in, nil
+	}
+	if err := u.write(request); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case line, ok := <-u.lines:
+			if !ok {
+				return nil, fmt.Errorf("%w: the server closed its output before answering %s", ErrUpstream, msg.Method)
+			}
+			if one(line) {
+				return in, nil
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: no answer to %s: %v", ErrUpstream, msg.Method, ctx.Err())
+		}
+	}
+}
+
+// learn keeps the protocol version that initialize agreed on, for the
+// MCP-Protocol-Version header.
+func (u *Upstream) learn(method string, resp []byte) {
+	if method != "initialize" {
+		return
+	}
+	m, err := jsonrpc.Parse(resp)
+	if err != nil || m.Result == nil {
+		return
+	}
+	if v, err := jsonrpc.Member(m.Result, "protocolVersion"); err == nil && v != nil {
+		var s string
+		if jsonUnquote(v, &s) {
+			u.protocol = s
+		}
+	}
+}
+
+// post sends one message over HTTP and hands each message of the answer
+// (a JSON body or an event stream) to each, until each says done.
+func (u *Upstream) post(ctx context.Context, body []byte, each func([]byte) bool) (done bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.opts.URL, bytes.NewReader(body))
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if u.sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", u.sessionID)
+	}
+	if u.protocol != "" {
+		req.Header.Set("MCP-Protocol-Version", u.protocol)
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+	}
+	defer resp.Body.Close()
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		u.sessionID = id
+	}
+	if resp.StatusCode == http.StatusAccepted || each == nil {
+		io.Copy(io.Discard, resp.Body)
+		return false, nil
+	}
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return false, fmt.Errorf("%w: %s answered %s: %s", ErrUpstream, u.opts.URL, resp.Status, bytes.TrimSpace(b))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct != "text/event-stream" {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+		elems, _, err := jsonrpc.SplitBatch(b)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+		for _, el := range elems {
+			if each(el) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	sr := jsonrpc.NewSSEReader(resp.Body, 0)
+	for {
+		ev, err := sr.Next()
+		if ev.Data != nil && each(ev.Data) {
+			return true, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+	}
+}
+
+// Close ends the session: for a command, it closes its stdin, then kills
+// it if it has not exited within two seconds; for HTTP, it deletes the
+// session. It is idempotent.
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil
+	}
+	u.closed = true
+	if u.client != nil {
+		if u.sessionID != "" {
+			if req, err := http.NewRequest(http.MethodDelete, u.opts.URL, nil); err == nil {
+				req.Header.Set("Mcp-Session-Id", u.sessionID)
+				if resp, err := u.client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+		u.client.CloseIdleConnections()
+		return nil
+	}
+	go func() {
+		for range u.lines { // let the reader finish
+		}
+	}()
+	u.stdin.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- u.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(2 * time.Second):
+		u.cmd.Process.Kill()
+		return <-exited
+	}
+}
+
+func jsonUnquote(raw []byte, s *string) bool { return json.Unmarshal(raw, s) == nil }
