@@ -33,6 +33,8 @@ type HTTPOptions struct {
 	// 0 means jsonrpc.DefaultMaxLine (64 MiB). A longer POST body is
 	// forwarded but not recorded; a longer SSE event ends the stream.
 	MaxMessage int
+	// Guard, if set, decides what passes (guard.go); nil forwards all.
+	Guard Interceptor
 }
 
 // HTTP is the HTTP tap: an http.Handler that forwards every request to an
@@ -54,6 +56,7 @@ type HTTP struct {
 	client   *http.Client
 	log      *slog.Logger
 	max      int
+	guard    Interceptor
 
 	exchanges atomic.Uint64
 
@@ -83,7 +86,7 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	if o.MaxMessage <= 0 {
 		o.MaxMessage = jsonrpc.DefaultMaxLine
 	}
-	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
+	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, guard: o.Guard, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
 	t.sseURL = u
 	if !strings.HasSuffix(u.Path, "/sse") {
 		t.sseURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/sse"}
@@ -155,6 +158,10 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			data = bytes.Clone(data)
 		}
 		t.rec.ObserveHTTP(cassettes.FromClient, data, time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(r.Header)})
+		if t.guard != nil {
+			t.guardPOST(w, r, body, ex) // guard.go
+			return
+		}
 	}
 
 	ctx := r.Context()
@@ -260,6 +267,9 @@ func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader
 		case ev.Type == "endpoint" && ev.Data != nil:
 			ev.Data = t.rewriteEndpoint(r, ev.Data)
 		case ev.Data != nil && (ev.Type == "" || ev.Type == "message"):
+			if ev.Data = t.guardStream(ev.Data); ev.Data == nil {
+				continue
+			}
 			note := HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}
 			if stream == "get" && r.URL.Path == "/sse" {
 				// On HTTP+SSE every server message comes on the stream.

@@ -33,6 +33,8 @@ type StdioOptions struct {
 	// StopTimeout is how long the child has to exit after its stdin closes,
 	// and then after SIGTERM, before it is killed; 0 means 5 seconds.
 	StopTimeout time.Duration
+	// Guard, if set, decides what passes (guard.go); nil forwards all.
+	Guard Interceptor
 }
 
 // ExitError reports the child's exit status.
@@ -83,14 +85,22 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	clientClosed := make(chan struct{})
 	go func() {
 		defer close(clientClosed)
-		forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
+		if o.Guard != nil {
+			guardClientLines(ctx, clientIn, childIn, out, rec, o.Guard, o.MaxLine)
+		} else {
+			forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
+		}
 		childIn.Close()
 	}()
 	// Server → client.
 	serverDone := make(chan struct{})
 	go func() {
 		defer close(serverDone)
-		forwardLines(childOut, out, cassettes.FromServer, rec, o.MaxLine)
+		if o.Guard != nil {
+			guardServerLines(childOut, out, rec, o.Guard, o.MaxLine)
+		} else {
+			forwardLines(childOut, out, cassettes.FromServer, rec, o.MaxLine)
+		}
 	}()
 	// Signals and the stop sequence once the client is gone.
 	var wg sync.WaitGroup

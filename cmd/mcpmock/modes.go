@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,6 +23,8 @@ type modeFlags struct {
 	upstream   string
 	keepTiming bool
 	dropUnused bool
+	maxAge     time.Duration
+	maxAgeFail bool
 	redact     redactFlags
 }
 
@@ -29,7 +33,30 @@ func (f *modeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.upstream, "upstream", "", "the live server at `URL` (Streamable HTTP) for the modes that need one")
 	fs.BoolVar(&f.keepTiming, "keep-timing", false, "when recording, keep the time offsets (atMs) instead of writing 0 (needed for --latency recorded)")
 	fs.BoolVar(&f.dropUnused, "drop-unused", false, "on exit, remove the recorded requests that no client used from the cassette")
+	fs.DurationVar(&f.maxAge, "max-age", 0, "warn when the cassette was recorded longer than `DURATION` ago (meta.recordedAt; e.g. 720h)")
+	fs.BoolVar(&f.maxAgeFail, "max-age-fail", false, "fail instead of warning when the cassette is older than --max-age")
 	f.redact.register(fs)
+}
+
+// checkAge warns (or fails, with --max-age-fail) when the cassette is older
+// than --max-age.
+func (f *modeFlags) checkAge(c *cassettes.Cassette, log *slog.Logger, now time.Time) error {
+	if f.maxAge <= 0 {
+		return nil
+	}
+	t, ok := c.RecordedTime()
+	if !ok {
+		log.Warn("mcpmock: the cassette has no recordedAt: its age is unknown")
+		return nil
+	}
+	if age := now.Sub(t); age > f.maxAge {
+		msg := fmt.Sprintf("the cassette was recorded %s (%s ago), longer ago than --max-age %s: record it again or check it with mcpmock cassette verify", c.Meta.RecordedAt, age.Round(time.Hour), f.maxAge)
+		if f.maxAgeFail {
+			return errors.New(msg)
+		}
+		log.Warn("mcpmock: " + msg)
+	}
+	return nil
 }
 
 // decide returns the plan of the run (see cassettes.Decide).

@@ -10,10 +10,12 @@ import (
 func (e *env) record(ctx context.Context, args []string) error {
 	var c common
 	var h recordHTTPFlags // record_http.go: --listen, --upstream
+	var g guardFlags      // record_guard.go: --deny-tools, --confirm, --call-timeout...
 	var fb forbidFlags    // record_forbid.go: --forbid, --forbid-env
 	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stderr)
 	c.register(fs)
 	h.register(fs)
+	g.register(fs)
 	fb.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
@@ -29,6 +31,12 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	so := &recorder.StdioOptions{Signals: e.signals}
+	closeGuard, err := g.apply(so, &h, e.stderr, log)
+	if err != nil {
+		return err
+	}
+	defer closeGuard()
 	meta := cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv}
 	h.meta(&meta)
 	rec, err := recorder.New(c.cassette, &recorder.Options{Logger: log, Meta: meta, Forbid: fb.forbidden()})
@@ -40,7 +48,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if h.enabled() {
 		status, runErr = h.run(ctx, e, argv, rec, log)
 	} else {
-		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
+		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, so)
 	}
 	closeErr := rec.Close()
 	c.summaryLogger(e.stderr).Info(rec.Summary())

@@ -29,7 +29,8 @@ type recordHTTPFlags struct {
 	authToken    string
 	allowOrigins []string
 	allowRemote  bool
-	limits       limitFlags // replay_http.go
+	limits       limitFlags           // replay_http.go
+	guard        recorder.Interceptor // set by guardFlags.apply (record_guard.go)
 }
 
 func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
@@ -120,7 +121,7 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
 	if f.upstream != "" {
-		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log})
+		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log, Guard: f.guard})
 		if err != nil {
 			return 0, usagef("%v", err)
 		}

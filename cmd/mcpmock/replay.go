@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/replayer"
@@ -23,8 +24,6 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	h.register(fs)
 	m.register(fs)
 	f.register(fs)
-	var pf protocolFlags // replay_protocol.go: --page-size
-	pf.register(fs)
 	var mf modeFlags // modes.go: --mode and the live server
 	mf.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
@@ -54,14 +53,14 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := mf.checkAge(cas, c.summaryLogger(e.stderr), time.Now()); err != nil {
+		return err
+	}
 	opts := &replayer.Options{Logger: log, Strict: strict, NoSchemaValidation: noValidate}
 	if err := m.apply(cas, opts); err != nil {
 		return err
 	}
 	if err := f.apply(opts); err != nil {
-		return err
-	}
-	if err := pf.apply(opts); err != nil {
 		return err
 	}
 	eng, err := replayer.New(cas, opts)
@@ -70,7 +69,6 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	notifyOnSignal(ctx, eng, log) // replay_protocol.go: SIGUSR1 sends a tools/list_changed
 	go func() {
 		select {
 		case <-e.signals:

@@ -17,6 +17,9 @@ import (
 func showTimeline(w io.Writer, c *cassettes.Cassette, color bool) error {
 	m := c.Meta
 	fmt.Fprintf(w, "cassette v%d, recorded %s by %s over %s from %s\n", c.Version, orDash(m.RecordedAt), orDash(m.RecordedBy), orDash(m.Transport), orDash(strings.Join(m.Server, " ")))
+	if si := m.ServerInfo; si != nil {
+		fmt.Fprintf(w, "server %s %s\n", orDash(si.Name), si.Version)
+	}
 	for i, in := range c.Interactions {
 		start := time.Duration(float64(in.AtMs) * float64(time.Millisecond))
 		switch {
@@ -61,11 +64,22 @@ func arrow(from cassettes.Direction) string {
 	return livelog.ToClient
 }
 
+// line prints one line of the timeline; on a terminal, errors are red,
+// the client's messages cyan, the server's green and the time dim.
 func line(w io.Writer, color bool, at cassettes.Millis, text string, bad bool) {
-	if color && bad {
-		text = "\x1b[31m" + text + "\x1b[0m"
+	stamp := fmt.Sprintf("%10.1fms", float64(at))
+	if color {
+		stamp = "\x1b[2m" + stamp + "\x1b[0m"
+		switch {
+		case bad:
+			text = "\x1b[31m" + text + "\x1b[0m"
+		case strings.Contains(text, livelog.ToServer):
+			text = "\x1b[36m" + text + "\x1b[0m"
+		case strings.Contains(text, livelog.ToClient):
+			text = "\x1b[32m" + text + "\x1b[0m"
+		}
 	}
-	fmt.Fprintf(w, "%10.1fms  %s\n", float64(at), text)
+	fmt.Fprintf(w, "%s  %s\n", stamp, text)
 }
 
 func orDash(s string) string {

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpmock/mcpmock/guard"
+	"github.com/mcpmock/mcpmock/recorder"
+)
+
+// guardFlags are the flags of record that make the tap a guard between the
+// client and the server (package guard). Any of them turns the guard on.
+type guardFlags struct {
+	on             bool
+	allow, deny    []string
+	confirm        []string
+	trustServer    bool
+	callTimeout    time.Duration
+	rateLimits     []string
+	maxResultBytes int
+	contentTypes   []string
+	noOutputSchema bool
+	auditFile      string
+
+	fs *pflag.FlagSet
+}
+
+func (f *guardFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.BoolVar(&f.on, "guard", false, "guard the tap: log the exposed tools and every call, check results against outputSchema (implied by the other guard flags)")
+	fs.StringSliceVar(&f.allow, "allow-tools", nil, "only these tools (comma-separated globs, repeatable) are listed and callable")
+	fs.StringSliceVar(&f.deny, "deny-tools", nil, "hide these tools (globs) from tools/list and refuse calls to them with -32602")
+	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"); no terminal denies")
+	fs.BoolVar(&f.trustServer, "trust-server", false, "trust the server's tool annotations (readOnlyHint, destructiveHint...) for --confirm destructive")
+	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a tools/call the server has not answered within `DURATION` with a tool error, and cancel it upstream")
+	fs.StringArrayVar(&f.rateLimits, "tool-rate-limit", nil, "at most N calls per DURATION of the tools matching the glob: `TOOL=N/DURATION` (get_weather=5/1m; repeatable)")
+	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 0, "withhold tools/call results larger than `N` bytes (a tool error says why)")
+	fs.StringSliceVar(&f.contentTypes, "result-content-types", nil, "withhold results with content of other types (text,image,audio,resource,resource_link)")
+	fs.BoolVar(&f.noOutputSchema, "no-output-schema-check", false, "do not check results against the tool's outputSchema")
+	fs.StringVar(&f.auditFile, "audit-file", "", "append one JSON line per guard decision to `PATH`")
+}
+
+// enabled reports whether a guard flag was given.
+func (f *guardFlags) enabled() bool {
+	if f.fs == nil {
+		return false
+	}
+	for _, name := range []string{"guard", "allow-tools", "deny-tools", "confirm", "trust-server", "call-timeout", "tool-rate-limit", "max-result-bytes", "result-content-types", "no-output-schema-check", "audit-file"} {
+		if f.fs.Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply builds the guard and puts it on the stdio or HTTP tap; the returned
+// function closes the audit file and the terminal.
+func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr io.Writer, log *slog.Logger) (func(), error) {
+	if !f.enabled() {
+		return func() {}, nil
+	}
+	if h.enabled() && !(h.upstream != "" && h.listen != "") {
+		return nil, usagef("the guard flags work with the stdio tap (-- COMMAND) and the HTTP tap (--upstream URL --listen ADDR), not with a bridge")
+	}
+	o := &guard.Options{
+		Allow: f.allow, Deny: f.deny, Confirm: f.confirm, TrustServer: f.trustServer,
+		CallTimeout: f.callTimeout, MaxResultBytes: f.maxResultBytes, ContentTypes: f.contentTypes,
+		NoOutputSchema: f.noOutputSchema, Logger: log,
+	}
+	for _, s := range f.rateLimits {
+		rl, err := guard.ParseRateLimit(s)
+		if err != nil {
+			return nil, usagef("--tool-rate-limit: %v", err)
+		}
+		o.RateLimits = append(o.RateLimits, rl)
+	}
+	var closers []io.Closer
+	done := func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
+	if f.auditFile != "" {
+		af, err := guard.OpenAudit(f.auditFile)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, af)
+		o.Audit = af
+	}
+	if len(f.confirm) > 0 {
+		// stdin and stdout carry the protocol: ask on the terminal.
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			log.Warn(fmt.Sprintf("mcpmock guard: no terminal to ask on (%v): calls that --confirm %v matches will be denied", err, f.confirm))
+		} else {
+			closers = append(closers, tty)
+			o.Prompter = guard.NewTerminal(tty)
+		}
+	}
+	g, err := guard.New(o)
+	if err != nil {
+		done()
+		return nil, usagef("%v", err)
+	}
+	so.Guard = interceptor{g}
+	h.guard = so.Guard
+	return done, nil
+}
+
+// interceptor adapts a guard to the tap's Interceptor.
+type interceptor struct{ g *guard.Guard }
+
+func (i interceptor) FromClient(session string, msg []byte) recorder.Verdict {
+	return verdict(i.g.FromClient(session, msg))
+}
+
+func (i interceptor) FromServer(session string, msg []byte) recorder.Verdict {
+	return verdict(i.g.FromServer(session, msg))
+}
+
+func verdict(v guard.Verdict) recorder.Verdict {
+	out := recorder.Verdict{Forward: v.Forward, Reply: v.Reply, Timeout: v.Timeout, Expire: v.Expire}
+	if v.Hold != nil {
+		out.Hold = func(ctx context.Context) recorder.Verdict { return verdict(v.Hold(ctx)) }
+	}
+	return out
+}

@@ -1,0 +1,408 @@
+// Package guard is mcpmock's human-in-the-loop safety layer for MCP tools:
+// a policy engine that sits between a client and a server and decides, one
+// message at a time, what passes. It has no transport: the tap gives it each
+// message and carries out its [Verdict].
+//
+// The guard shows the tools the server exposes (with their annotations,
+// marked as untrusted hints unless the server is trusted) and every
+// tools/call in the log; hides denied tools from tools/list and refuses calls
+// to them with -32602 as for an unknown tool; holds calls that need a
+// person's confirmation; limits the rate of calls per tool; times out calls
+// the server does not answer (an error to the client, notifications/cancelled
+// to the server); checks results against the tool's outputSchema, content
+// types and size; and writes one audit line per decision.
+//
+//	g, err := guard.New(&guard.Options{Deny: []string{"delete_*"}, CallTimeout: 30 * time.Second})
+//	v := g.FromClient("", line) // forward v.Forward, answer v.Reply, or wait on v.Hold
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// Options configure a Guard. The zero value (or nil) guards nothing but
+// still logs the exposed tools and every call, and checks results against
+// their tool's outputSchema.
+type Options struct {
+	// Allow are glob patterns (path.Match syntax) of the tools a client may
+	// see and call; empty means every tool.
+	Allow []string
+	// Deny are glob patterns of tools hidden and refused; Deny wins over
+	// Allow.
+	Deny []string
+	// Confirm are patterns of the calls a person must allow: tool globs, or
+	// "destructive" for tools that may be destructive (see TrustServer).
+	Confirm []string
+	// TrustServer trusts the server's tool annotations. Untrusted, they are
+	// shown as hints and can only add caution: "destructive" then matches
+	// every tool.
+	TrustServer bool
+	// Prompter asks the person; nil means there is no terminal, and calls
+	// that need confirmation are denied.
+	Prompter Prompter
+	// CallTimeout is how long the server has to answer a tools/call; 0
+	// means no limit.
+	CallTimeout time.Duration
+	// RateLimits limit calls per tool; the first limit whose pattern
+	// matches the tool applies.
+	RateLimits []RateLimit
+	// MaxResultBytes limits the size of a tools/call result; 0 means no
+	// limit.
+	MaxResultBytes int
+	// ContentTypes are the content types a result may carry ("text",
+	// "image", "audio", "resource", "resource_link"); empty means any.
+	ContentTypes []string
+	// NoOutputSchema turns off the check of results against outputSchema.
+	NoOutputSchema bool
+	// Audit receives one JSON line per decision, each in one Write; nil
+	// means no audit log.
+	Audit io.Writer
+	// Redact are the rules applied to arguments in the audit log; nil
+	// means cassettes.DefaultRedactRules.
+	Redact *cassettes.RedactRules
+	// Logger receives the exposure and decision lines; nil means silent.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Verdict says what to do with one message. Exactly one of Forward, Reply
+// and Hold is the main action; a zero Verdict drops the message.
+type Verdict struct {
+	// Forward is the message to pass on, as it came or modified (a
+	// tools/list result without denied tools, a result replaced by a tool
+	// error).
+	Forward []byte
+	// Reply is the guard's own answer to the sender of the message (a
+	// refusal); the message does not go on.
+	Reply []byte
+	// Hold, when set, means the message waits for a person: call it (it may
+	// block until the person answers or ctx ends) and carry out the Verdict
+	// it returns.
+	Hold func(ctx context.Context) Verdict
+	// Timeout, when positive with Forward, is how long the server has to
+	// answer; when it passes, call Expire.
+	Timeout time.Duration
+	// Expire, with Timeout, returns the answer to send the client and the
+	// notifications/cancelled to send the server, or nils if the server
+	// answered in time.
+	Expire func() (toClient, toServer []byte)
+}
+
+// Prompter asks a person whether a tool call may go on.
+type Prompter interface {
+	// Confirm shows the call and returns the person's answer. An error
+	// (no terminal, ctx ended) denies the call.
+	Confirm(ctx context.Context, c Call) (bool, error)
+}
+
+// Call is a tools/call as the guard shows it to a person.
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage
+	// Hints describes the tool's annotations ("destructive, open-world
+	// (untrusted hints)"); "" when the tool was not listed.
+	Hints string
+}
+
+// Decisions in the audit log.
+const (
+	DecisionAllow       = "allow"
+	DecisionDeny        = "deny"
+	DecisionRateLimited = "rate-limited"
+	DecisionTimeout     = "timeout"
+	DecisionWithheld    = "result-withheld"
+)
+
+// Guard is the policy engine. Its methods are safe for concurrent use.
+type Guard struct {
+	o      Options
+	log    *slog.Logger
+	audit  *auditor
+	schema *schemas
+
+	mu    sync.Mutex // guards tools, calls, lists, rate
+	tools map[string]*tool
+	calls map[key]*call
+	lists map[key]bool
+	rate  map[string][]time.Time
+
+	promptMu sync.Mutex // one question at a time on the terminal
+}
+
+type key struct {
+	session string
+	id      jsonrpc.ID
+}
+
+type call struct {
+	tool    string
+	args    json.RawMessage
+	expired bool
+}
+
+// New returns a guard; it checks the patterns.
+func New(opts *Options) (*Guard, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = livelog.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Redact == nil {
+		o.Redact = cassettes.DefaultRedactRules()
+	}
+	for _, list := range [][]string{o.Allow, o.Deny, o.Confirm} {
+		if err := checkGlobs(list); err != nil {
+			return nil, err
+		}
+	}
+	for _, rl := range o.RateLimits {
+		if err := checkGlobs([]string{rl.Tool}); err != nil {
+			return nil, err
+		}
+	}
+	a, err := newAuditor(o.Audit, o.Redact, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	return &Guard{
+		o: o, log: o.Logger, audit: a, schema: newSchemas(),
+		tools: map[string]*tool{}, calls: map[key]*call{}, lists: map[key]bool{}, rate: map[string][]time.Time{},
+	}, nil
+}
+
+// FromClient decides about one message from the client. session keeps
+// request ids of different clients apart ("" on stdio).
+func (g *Guard) FromClient(session string, msg []byte) Verdict {
+	if isBatch(msg) {
+		return g.batch(msg, func(m []byte) Verdict { return g.fromClient(session, m, true) })
+	}
+	return g.fromClient(session, msg, false)
+}
+
+// FromServer decides about one message from the server.
+func (g *Guard) FromServer(session string, msg []byte) Verdict {
+	if isBatch(msg) {
+		return g.batch(msg, func(m []byte) Verdict { return g.fromServer(session, m) })
+	}
+	return g.fromServer(session, msg)
+}
+
+func (g *Guard) fromClient(session string, raw []byte, inBatch bool) Verdict {
+	msg, err := jsonrpc.Parse(raw)
+	if err != nil || msg.Kind() != jsonrpc.KindRequest {
+		return Verdict{Forward: raw}
+	}
+	k := key{session, msg.ID}
+	switch msg.Method {
+	case "tools/list":
+		g.mu.Lock()
+		g.lists[k] = true
+		g.mu.Unlock()
+		return Verdict{Forward: raw}
+	case "tools/call":
+	default:
+		return Verdict{Forward: raw}
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || p.Name == "" {
+		return Verdict{Forward: raw} // the server says what is wrong
+	}
+	if p.Arguments == nil {
+		p.Arguments = json.RawMessage("{}")
+	}
+	ev := event{Session: session, ID: msg.ID, Tool: p.Name, args: p.Arguments, raw: raw}
+	if by := g.refused(p.Name); by != "" {
+		g.decide(ev, DecisionDeny, by, "the tool is not allowed; answered as an unknown tool")
+		return Verdict{Reply: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name)})}
+	}
+	if by, wait := g.limited(p.Name); by != "" {
+		g.decide(ev, DecisionRateLimited, by, fmt.Sprintf("retry in %s", wait))
+		return Verdict{Reply: toolError(msg.ID, fmt.Sprintf("mcpmock guard: the call to tool %q was refused: its rate limit (%s) is reached; retry in %s", p.Name, by, wait))}
+	}
+	if by := g.needsConfirm(p.Name); by != "" {
+		if inBatch {
+			g.decide(ev, DecisionDeny, by, "a call in a batch cannot be confirmed")
+			return Verdict{Reply: toolError(msg.ID, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation, which a call in a batch cannot get; it was not made", p.Name))}
+		}
+		g.log.Warn(fmt.Sprintf("⚑ tools/call %s %s — waiting for confirmation (%s)", p.Name, short(p.Arguments, 120), by),
+			slog.String("tool", p.Name), slog.String("guard", "hold"))
+		return Verdict{Hold: func(ctx context.Context) Verdict { return g.confirm(ctx, k, ev, by) }}
+	}
+	g.decide(ev, DecisionAllow, "policy", "")
+	return g.forwardCall(k, ev, raw)
+}
+
+// forwardCall passes a call on and starts its clock.
+func (g *Guard) forwardCall(k key, ev event, raw []byte) Verdict {
+	g.mu.Lock()
+	g.calls[k] = &call{tool: ev.Tool, args: ev.args}
+	g.mu.Unlock()
+	v := Verdict{Forward: raw}
+	if g.o.CallTimeout > 0 {
+		v.Timeout = g.o.CallTimeout
+		v.Expire = func() ([]byte, []byte) { return g.expire(k, ev) }
+	}
+	return v
+}
+
+// confirm asks the person (one question at a time) and decides.
+func (g *Guard) confirm(ctx context.Context, k key, ev event, by string) Verdict {
+	if g.o.Prompter == nil {
+		g.log.Warn(fmt.Sprintf("mcpmock guard: tools/call %s needs confirmation (%s) but there is no terminal to ask on: denied", ev.Tool, by))
+		g.decide(ev, DecisionDeny, "no terminal", "confirmation needed ("+by+") and no terminal to ask on")
+		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation and there is no terminal to ask on; it was denied and not made", ev.Tool))}
+	}
+	g.promptMu.Lock()
+	ok, err := g.o.Prompter.Confirm(ctx, Call{Tool: ev.Tool, Arguments: ev.args, Hints: g.hints(ev.Tool)})
+	g.promptMu.Unlock()
+	if err != nil || !ok {
+		why := "declined at the terminal"
+		who := "person"
+		if err != nil {
+			why, who = "not confirmed: "+err.Error(), "prompt"
+		}
+		g.decide(ev, DecisionDeny, who, why)
+		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q was %s; it was not made", ev.Tool, why))}
+	}
+	g.decide(ev, DecisionAllow, "person", "allowed at the terminal")
+	return g.forwardCall(k, ev, ev.raw)
+}
+
+// expire answers a call the server did not answer in time.
+func (g *Guard) expire(k key, ev event) (toClient, toServer []byte) {
+	g.mu.Lock()
+	c := g.calls[k]
+	if c == nil || c.expired {
+		g.mu.Unlock()
+		return nil, nil
+	}
+	c.expired = true
+	g.mu.Unlock()
+	d := g.o.CallTimeout
+	g.decide(ev, DecisionTimeout, "--call-timeout", fmt.Sprintf("no answer within %s; the server was sent notifications/cancelled", d))
+	toClient = toolError(k.id, fmt.Sprintf("mcpmock guard: tool %q did not answer within %s; the call was cancelled", ev.Tool, d))
+	toServer = notification("notifications/cancelled", map[string]any{
+		"requestId": json.RawMessage(k.id),
+		"reason":    fmt.Sprintf("mcpmock guard: no answer within %s", d),
+	})
+	return toClient, toServer
+}
+
+func (g *Guard) fromServer(session string, raw []byte) Verdict {
+	msg, err := jsonrpc.Parse(raw)
+	if err != nil {
+		return Verdict{Forward: raw}
+	}
+	switch msg.Kind() {
+	case jsonrpc.KindNotification:
+		if msg.Method == "notifications/tools/list_changed" {
+			g.log.Info("⚑ the server's tools changed: the new list is shown when the client lists them")
+		}
+		return Verdict{Forward: raw}
+	case jsonrpc.KindResponse:
+	default:
+		return Verdict{Forward: raw}
+	}
+	k := key{session, msg.ID}
+	g.mu.Lock()
+	isList := g.lists[k]
+	delete(g.lists, k)
+	c := g.calls[k]
+	delete(g.calls, k)
+	g.mu.Unlock()
+	switch {
+	case isList && msg.Result != nil:
+		return Verdict{Forward: g.filterList(msg, raw)}
+	case c != nil && c.expired:
+		g.log.Warn(fmt.Sprintf("mcpmock guard: the late answer of tool %s (id %s) was dropped: the client was already told it timed out", c.tool, msg.ID))
+		return Verdict{}
+	case c != nil && msg.Result != nil:
+		return Verdict{Forward: g.checkResult(session, msg, c, raw)}
+	}
+	return Verdict{Forward: raw}
+}
+
+// batch applies f to each message of a JSON-RPC batch.
+func (g *Guard) batch(raw []byte, f func([]byte) Verdict) Verdict {
+	elems, _, err := jsonrpc.SplitBatch(raw)
+	if err != nil {
+		return Verdict{Forward: raw}
+	}
+	var fwd, reply [][]byte
+	changed := false
+	for _, e := range elems {
+		v := f(e)
+		if v.Forward != nil {
+			fwd = append(fwd, v.Forward)
+		}
+		if v.Reply != nil {
+			reply = append(reply, v.Reply)
+		}
+		if v.Forward == nil || string(v.Forward) != string(e) {
+			changed = true
+		}
+	}
+	var out Verdict
+	if !changed {
+		out.Forward = raw
+	} else if len(fwd) > 0 {
+		out.Forward = jsonrpc.JoinBatch(fwd)
+	}
+	if len(reply) > 0 {
+		out.Reply = jsonrpc.JoinBatch(reply)
+	}
+	return out
+}
+
+func isBatch(b []byte) bool {
+	s := strings.TrimSpace(string(b[:min(len(b), 16)]))
+	return strings.HasPrefix(s, "[")
+}
+
+// toolError is a tools/call result that reports a failure to the model.
+func toolError(id jsonrpc.ID, text string) []byte {
+	return jsonrpc.Response(id, mustJSON(map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": text}},
+		"isError": true,
+	}))
+}
+
+func notification(method string, params any) []byte {
+	return mustJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func short(raw []byte, max int) string {
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
