@@ -24,6 +24,8 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	h.register(fs)
 	m.register(fs)
 	f.register(fs)
+	var pf protocolFlags // replay_protocol.go: --page-size
+	pf.register(fs)
 	var mf modeFlags // modes.go: --mode and the live server
 	mf.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
@@ -63,12 +65,16 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err := f.apply(opts); err != nil {
 		return err
 	}
+	if err := pf.apply(opts); err != nil {
+		return err
+	}
 	eng, err := replayer.New(cas, opts)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	notifyOnSignal(ctx, eng, log) // replay_protocol.go: SIGUSR1 sends a tools/list_changed
 	go func() {
 		select {
 		case <-e.signals:
