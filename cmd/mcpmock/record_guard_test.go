@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpmock/mcpmock/guard"
+	"github.com/mcpmock/mcpmock/internal/testpeer"
+)
+
+// toolClient is a real MCP client library behind the guard.
+type toolClient interface {
+	list(ctx context.Context) ([]string, error)
+	// call returns the result's first text and isError, or the JSON-RPC
+	// error code of a protocol error.
+	call(ctx context.Context, name string, args map[string]any) (text string, isError bool, code int, err error)
+	close()
+}
+
+type gosdkClient struct{ cs *mcp.ClientSession }
+
+func (c gosdkClient) list(ctx context.Context) ([]string, error) {
+	var names []string
+	for tool, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, tool.Name)
+	}
+	return names, nil
+}
+
+func (c gosdkClient) call(ctx context.Context, name string, args map[string]any) (string, bool, int, error) {
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr.Message, false, int(werr.Code), nil
+	}
+	if err != nil {
+		return "", false, 0, err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	return text, res.IsError, 0, nil
+}
+
+func (c gosdkClient) close() { c.cs.Close() }
+
+type mcpgoClient struct{ c *mcpgoclient.Client }
+
+func (c mcpgoClient) list(ctx context.Context) ([]string, error) {
+	res, err := c.c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range res.Tools {
+		names = append(names, t.Name)
+	}
+	return names, nil
+}
+
+func (c mcpgoClient) call(ctx context.Context, name string, args map[string]any) (string, bool, int, error) {
+	var req mcpgo.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.c.CallTool(ctx, req)
+	if errors.Is(err, mcpgo.ErrInvalidParams) {
+		return err.Error(), false, -32602, nil
+	}
+	if err != nil {
+		return "", false, 0, err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	return text, res.IsError, 0, nil
+}
+
+func (c mcpgoClient) close() { c.c.Close() }
+
+func connectMCPGo(t *testing.T, c *mcpgoclient.Client) toolClient {
+	t.Helper()
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var init mcpgo.InitializeRequest
+	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "guard-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return mcpgoClient{c}
+}
+
+// stdioClient connects a client of the given library to mcpmock's stdio.
+func stdioClient(t *testing.T, lib string, p *guardProc) toolClient {
+	t.Helper()
+	switch lib {
+	case "gosdk":
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
+			Connect(testContext(t), &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return gosdkClient{cs}
+	default:
+		return connectMCPGo(t, mcpgoclient.NewClient(mcpgotransport.NewIO(p.stdout, p.stdin, nil)))
+	}
+}
+
+// httpClient connects a client of the given library to mcpmock's listener.
+func httpClient(t *testing.T, lib, url string) toolClient {
+	t.Helper()
+	switch lib {
+	case "gosdk":
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
+			Connect(testContext(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return gosdkClient{cs}
+	default:
+		c, err := mcpgoclient.NewStreamableHttpClient(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return connectMCPGo(t, c)
+	}
+}
+
+type guardProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *syncBuffer
+}
+
+// startGuard runs mcpmock record with a guard in its own session (no
+// controlling terminal) unless setup gives it one.
+func startGuard(t *testing.T, setup func(*exec.Cmd), args ...string) *guardProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), beMain+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if setup != nil {
+		setup(cmd)
+	}
+	p := &guardProc{cmd: cmd, stderr: &syncBuffer{}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("mcpmock %s stderr:\n%s", strings.Join(args, " "), p.stderr)
+		}
+	})
+	return p
+}
+
+// readAudit returns "tool decision" for each line of the audit file.
+func readAudit(t *testing.T, path string) ([]string, []guard.AuditRecord) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var recs []guard.AuditRecord
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var r guard.AuditRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, r.Tool+" "+r.Decision)
+		recs = append(recs, r)
+	}
+	return out, recs
+}
+
+// policyCalls drives one client through every policy and returns what the
+// audit file should hold.
+func policyCalls(t *testing.T, c toolClient, confirmDenial string) []string {
+	t.Helper()
+	ctx := testContext(t)
+	names, err := c.list(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names, "get_weather") || !slices.Contains(names, "add") {
+		t.Errorf("tools/list through the guard = %v, want add and no get_weather", names)
+	}
+	check := func(name string, args map[string]any, wantIsError bool, wantCode int, wantText string) {
+		t.Helper()
+		text, isErr, code, err := c.call(ctx, name, args)
+		if err != nil {
+			t.Fatalf("call %s: %v", name, err)
+		}
+		if isErr != wantIsError || code != wantCode || !strings.Contains(text, wantText) {
+			t.Errorf("call %s = (%q, isError %v, code %d), want (…%q…, isError %v, code %d)", name, text, isErr, code, wantText, wantIsError, wantCode)
+		}
+	}
+	check("get_weather", map[string]any{"location": "Paris"}, false, -32602, "get_weather")
+	check("add", map[string]any{"a": 1, "b": 2}, false, 0, "3")
+	check("add", map[string]any{"a": 1, "b": 2}, true, 0, "rate limit")
+	check("image", nil, true, 0, `content[0] is of type "image", which is not allowed`)
+	check("slow", map[string]any{"ms": 20000}, true, 0, "did not answer within")
+	check("echo", map[string]any{"text": "hi", "apiKey": "sk-abcdefghijklmnopqrstuvwxyz"}, true, 0, confirmDenial)
+	return []string{
+		"get_weather deny", "add allow", "add rate-limited", "image allow", "image result-withheld",
+		"slow allow", "slow timeout", "echo deny",
+	}
+}
+
+var policyFlags = []string{
+	"--deny-tools", "get_weather", "--tool-rate-limit", "add=1/1h", "--result-content-types", "text,resource",
+	"--call-timeout", "500ms", "--confirm", "echo",
+}
+
+// TestGuardStdio puts the guard between real clients and a real server on
+// stdio, with no terminal: every policy applies, and the audit file holds
+// one line per decision with secrets redacted.
+func TestGuardStdio(t *testing.T) {
+	for _, lib := range []string{"gosdk", "mcpgo"} {
+		t.Run(lib, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			audit := filepath.Join(dir, "audit.jsonl")
+			cassette := filepath.Join(dir, "c.json")
+			args := append([]string{"record", "-c", cassette, "--audit-file", audit}, policyFlags...)
+			p := startGuard(t, nil, append(append(args, "--"), peerCommand(testpeer.GoSDK)...)...)
+			c := stdioClient(t, lib, p)
+			want := policyCalls(t, c, "there is no terminal to ask on")
+			c.close()
+			p.cmd.Wait()
+			got, recs := readAudit(t, audit)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("audit (-want +got):\n%s", diff)
+			}
+			last := recs[len(recs)-1]
+			if last.By != "no terminal" || strings.Contains(string(last.Arguments), "sk-abc") || !strings.Contains(string(last.Arguments), "hi") {
+				t.Errorf("audit of the unconfirmed echo = %+v (arguments %s), want by \"no terminal\" and the key redacted", last, last.Arguments)
+			}
+			if !regexp.MustCompile(`⚑ tool add: destructive, open-world \(untrusted hints from the server\)`).MatchString(p.stderr.String()) {
+				t.Errorf("the log does not show the exposed tools with untrusted hints:\n%s", p.stderr)
+			}
+			if !strings.Contains(p.stderr.String(), "⚑ tool get_weather: hidden from the client (--deny-tools get_weather)") {
+				t.Errorf("the log does not show the hidden tool:\n%s", p.stderr)
+			}
+		})
+	}
+}
+
+// TestGuardHTTPTap is TestGuardStdio through the HTTP tap, with the
+// upstream answering in SSE streams and in JSON.
+func TestGuardHTTPTap(t *testing.T) {
+	for _, lib := range []string{"gosdk", "mcpgo"} {
+		for _, jsonResp := range []bool{false, true} {
+			name := lib + "/sse"
+			if jsonResp {
+				name = lib + "/json"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				up := httpUpstream(t, testpeer.GoSDK, testpeer.HTTPServerOptions{JSONResponse: jsonResp})
+				dir := t.TempDir()
+				audit := filepath.Join(dir, "audit.jsonl")
+				args := append([]string{"record", "-c", filepath.Join(dir, "c.json"), "--audit-file", audit,
+					"--upstream", up + "/mcp", "--listen", "127.0.0.1:0"}, policyFlags...)
+				p, url := startListening(t, args...)
+				c := httpClient(t, lib, url)
+				want := policyCalls(t, c, "there is no terminal to ask on")
+				c.close()
+				if status := stopAndWait(t, p); status != 0 {
+					t.Errorf("record exited with %d", status)
+				}
+				got, _ := readAudit(t, audit)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("audit (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestGuardFlags checks the flags' errors.
+func TestGuardFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-rate-limit", "add=0/1m"}, "not a positive number"},
+		{[]string{"--deny-tools", "[x"}, "tool pattern"},
+		{[]string{"--deny-tools", "x", "--upstream", "http://127.0.0.1:1/mcp"}, "not with a bridge"},
+	} {
+		var stderr syncBuffer
+		args := append(append([]string{"record", "-c", filepath.Join(t.TempDir(), "c.json")}, tc.args...), "--", "true")
+		err := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("record %v = %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// readUntil reads r until its text matches want.
+func readUntil(t *testing.T, r *bufio.Reader, want string) string {
+	t.Helper()
+	var sb strings.Builder
+	for !strings.Contains(sb.String(), want) {
+		b, err := r.ReadByte()
+		if err != nil {
+			t.Fatalf("reading the terminal: %v (so far %q)", err, sb.String())
+		}
+		sb.WriteByte(b)
+	}
+	return sb.String()
+}
