@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/mcpmock/mcpmock/internal/testpeer"
+)
+
+// openPTY opens a pseudo-terminal pair with the Linux ioctls (no
+// dependency): the master for the test, the slave for mcpmock.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("TIOCSPTLCK: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatalf("TIOCGPTN: %v", e)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// TestGuardConfirmPTY gives mcpmock a pseudo-terminal as its controlling
+// terminal (/dev/tty) and answers its prompts as a person would: a declined
+// call reaches the client as a tool error that says so, an allowed one goes
+// to the server, and a tool that --confirm does not match is not asked about.
+func TestGuardConfirmPTY(t *testing.T) {
+	for _, lib := range []string{"gosdk", "mcpgo"} {
+		t.Run(lib, func(t *testing.T) {
+			master, slave := openPTY(t)
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			args := []string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit,
+				"--confirm", "echo", "--"}
+			p := startGuard(t, func(cmd *exec.Cmd) {
+				cmd.ExtraFiles = []*os.File{slave} // fd 3
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+			}, append(args, peerCommand(testpeer.GoSDK)...)...)
+			slave.Close()
+			c := stdioClient(t, lib, p)
+			ctx := testContext(t)
+			tty := bufio.NewReader(master)
+
+			type answer struct {
+				text  string
+				isErr bool
+				err   error
+			}
+			ask := func(reply string) (answer, string) {
+				done := make(chan answer, 1)
+				go func() {
+					text, isErr, _, err := c.call(ctx, "echo", map[string]any{"text": "hello"})
+					done <- answer{text, isErr, err}
+				}()
+				prompt := readUntil(t, tty, "[y/N] ")
+				if _, err := master.WriteString(reply + "\n"); err != nil {
+					t.Fatal(err)
+				}
+				return <-done, prompt
+			}
+			a, prompt := ask("n")
+			if !strings.Contains(prompt, `call tool "echo"`) || !strings.Contains(prompt, `"text": "hello"`) {
+				t.Errorf("the prompt does not show the tool and its arguments:\n%s", prompt)
+			}
+			if a.err != nil || !a.isErr || !strings.Contains(a.text, "declined at the terminal") {
+				t.Errorf("declined call = %+v, want a tool error saying it was declined", a)
+			}
+			a, _ = ask("y")
+			if a.err != nil || a.isErr || a.text != "hello" {
+				t.Errorf("allowed call = %+v, want the server's answer hello", a)
+			}
+			// A tool that --confirm does not match is not asked about.
+			if text, isErr, _, err := c.call(ctx, "add", map[string]any{"a": 1, "b": 1}); err != nil || isErr || text != "2" {
+				t.Errorf("add = %q, %v, %v", text, isErr, err)
+			}
+			c.close()
+			p.cmd.Wait()
+			got, recs := readAudit(t, audit)
+			want := []string{"echo deny", "echo allow", "add allow"}
+			if strings.Join(got, ",") != strings.Join(want, ",") || recs[0].By != "person" || recs[1].By != "person" {
+				t.Errorf("audit = %v (%+v), want %v decided by the person", got, recs, want)
+			}
+		})
+	}
+}
