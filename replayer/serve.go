@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -205,7 +206,13 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		} else {
 			livelog.Raw(log, livelog.ToServer, raw, "parse error")
 			c.e.stats.messages.Add(1)
-			respond(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
+			// JSON that is no message object (42, "x", null) is an
+			// invalid request, not a parse error.
+			code, text := jsonrpc.CodeParseError, "Parse error: "
+			if json.Valid(raw) {
+				code, text = jsonrpc.CodeInvalidRequest, "Invalid Request: "
+			}
+			respond(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: code, Message: text + err.Error()}))
 		}
 		finish()
 		return
