@@ -1,0 +1,196 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const listResult = `{"jsonrpc":"2.0","id":1,"result":{"tools":[
+ {"name":"read","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+ {"name":"rm","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}},
+ {"name":"temp","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"c":{"type":"number"}},"required":["c"]}}
+],"nextCursor":"p2"}}`
+
+func newGuard(t *testing.T, o *Options) *Guard {
+	t.Helper()
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func callMsg(id int, tool, args string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": json.RawMessage(args)}})
+	return b
+}
+
+func list(t *testing.T, g *Guard) []string {
+	t.Helper()
+	v := g.FromClient("", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if v.Forward == nil {
+		t.Fatal("tools/list not forwarded")
+	}
+	out := g.FromServer("", []byte(listResult))
+	var res struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out.Forward, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Result.NextCursor != "p2" {
+		t.Errorf("the page lost its cursor: %s", out.Forward)
+	}
+	var names []string
+	for _, tl := range res.Result.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestListFiltered(t *testing.T) {
+	for _, tc := range []struct {
+		allow, deny []string
+		want        string
+	}{
+		{nil, nil, "read,rm,temp"},
+		{nil, []string{"r*"}, "temp"},
+		{[]string{"r*"}, []string{"rm"}, "read"},
+		{nil, []string{"*"}, ""},
+	} {
+		g := newGuard(t, &Options{Allow: tc.allow, Deny: tc.deny})
+		if got := strings.Join(list(t, g), ","); got != tc.want {
+			t.Errorf("allow %v deny %v: listed %q, want %q", tc.allow, tc.deny, got, tc.want)
+		}
+	}
+}
+
+func TestDestructiveNeedsTrust(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		g := newGuard(t, &Options{Confirm: []string{Destructive}, TrustServer: trust})
+		list(t, g)
+		held := map[string]bool{}
+		for i, tool := range []string{"read", "rm", "temp", "unlisted"} {
+			held[tool] = g.FromClient("", callMsg(10+i, tool, `{}`)).Hold != nil
+		}
+		want := map[string]bool{"read": !trust, "rm": true, "temp": true, "unlisted": true}
+		for tool, w := range want {
+			if held[tool] != w {
+				t.Errorf("trust %v: %s held = %v, want %v", trust, tool, held[tool], w)
+			}
+		}
+	}
+}
+
+func TestOutputSchemaWithheld(t *testing.T) {
+	var audit bytes.Buffer
+	g := newGuard(t, &Options{Audit: &audit})
+	list(t, g)
+	for _, tc := range []struct {
+		result, want string
+	}{
+		{`{"content":[],"structuredContent":{"c":21}}`, ""},
+		{`{"content":[],"structuredContent":{"c":"hot"}}`, "does not match the tool's outputSchema: /c: got string, want number"},
+		{`{"content":[]}`, "has no structuredContent"},
+		{`{"content":[{"type":"text","text":"down"}],"isError":true}`, ""},
+	} {
+		g.FromClient("", callMsg(7, "temp", `{}`))
+		raw := []byte(`{"jsonrpc":"2.0","id":7,"result":` + tc.result + `}`)
+		v := g.FromServer("", raw)
+		if tc.want == "" {
+			if !bytes.Equal(v.Forward, raw) {
+				t.Errorf("%s: changed to %s", tc.result, v.Forward)
+			}
+			continue
+		}
+		if !strings.Contains(string(v.Forward), tc.want) || !strings.Contains(string(v.Forward), `"isError":true`) {
+			t.Errorf("%s: forwarded %s, want a tool error with %q", tc.result, v.Forward, tc.want)
+		}
+	}
+	if n := strings.Count(audit.String(), `"decision":"result-withheld"`); n != 2 {
+		t.Errorf("audit has %d withheld results, want 2:\n%s", n, audit.String())
+	}
+}
+
+func TestTimeoutAndLateAnswer(t *testing.T) {
+	g := newGuard(t, &Options{CallTimeout: time.Second})
+	v := g.FromClient("s", callMsg(3, "slow", `{}`))
+	if v.Timeout != time.Second || v.Expire == nil {
+		t.Fatalf("verdict %+v: no timeout", v)
+	}
+	toClient, toServer := v.Expire()
+	if !strings.Contains(string(toClient), `"id":3`) || !strings.Contains(string(toClient), "did not answer within 1s") {
+		t.Errorf("to the client: %s", toClient)
+	}
+	if !strings.Contains(string(toServer), `"method":"notifications/cancelled"`) || !strings.Contains(string(toServer), `"requestId":3`) {
+		t.Errorf("to the server: %s", toServer)
+	}
+	if late := g.FromServer("s", []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`)); late.Forward != nil {
+		t.Errorf("the late answer was forwarded: %s", late.Forward)
+	}
+	// Answered in time: nothing to expire.
+	v = g.FromClient("s", callMsg(4, "slow", `{}`))
+	g.FromServer("s", []byte(`{"jsonrpc":"2.0","id":4,"result":{"content":[]}}`))
+	if c, s := v.Expire(); c != nil || s != nil {
+		t.Errorf("expired an answered call: %s %s", c, s)
+	}
+}
+
+func TestRateLimitWindow(t *testing.T) {
+	now := time.Unix(1000, 0)
+	rl, err := ParseRateLimit("get_*=2/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGuard(t, &Options{RateLimits: []RateLimit{rl}, Now: func() time.Time { return now }})
+	refused := func() bool { return g.FromClient("", callMsg(1, "get_weather", `{}`)).Reply != nil }
+	if refused() || refused() || !refused() {
+		t.Fatal("want two calls allowed, the third refused")
+	}
+	now = now.Add(61 * time.Second)
+	if refused() {
+		t.Error("refused after the window passed")
+	}
+}
+
+func TestBatchDeniedElement(t *testing.T) {
+	g := newGuard(t, &Options{Deny: []string{"rm"}, Confirm: []string{"ask"}})
+	batch := []byte(`[` + string(callMsg(1, "rm", `{}`)) + `,` + string(callMsg(2, "ok", `{}`)) + `,` + string(callMsg(3, "ask", `{}`)) + `]`)
+	v := g.FromClient("", batch)
+	if strings.Contains(string(v.Forward), `"rm"`) || !strings.Contains(string(v.Forward), `"ok"`) || strings.Contains(string(v.Forward), `"ask"`) {
+		t.Errorf("forwarded %s, want only ok", v.Forward)
+	}
+	if !strings.Contains(string(v.Reply), `-32602`) || !strings.Contains(string(v.Reply), "in a batch cannot") {
+		t.Errorf("replied %s", v.Reply)
+	}
+}
+
+// fakePrompter answers from a channel.
+type fakePrompter struct{ answers chan bool }
+
+func (f fakePrompter) Confirm(ctx context.Context, c Call) (bool, error) { return <-f.answers, nil }
+
+func TestHoldResolves(t *testing.T) {
+	p := fakePrompter{make(chan bool, 2)}
+	g := newGuard(t, &Options{Confirm: []string{"rm"}, Prompter: p})
+	p.answers <- false
+	msg := callMsg(5, "rm", `{"path":"/"}`)
+	v := g.FromClient("", msg).Hold(t.Context())
+	if v.Forward != nil || !strings.Contains(string(v.Reply), "declined at the terminal") {
+		t.Errorf("declined: %+v", v)
+	}
+	p.answers <- true
+	v = g.FromClient("", msg).Hold(t.Context())
+	if !bytes.Equal(v.Forward, msg) {
+		t.Errorf("allowed: forwarded %s, want the call as sent", v.Forward)
+	}
+}
