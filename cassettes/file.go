@@ -1,7 +1,6 @@
 package cassettes
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -34,29 +34,24 @@ func (e *PosError) Error() string {
 
 func (e *PosError) Unwrap() error { return e.Err }
 
-// Load reads a cassette file. It decodes the file as a stream, one
-// interaction at a time, so that a large cassette is never held twice.
+// Load reads a cassette file. The messages of the cassette are kept as
+// parts of the file's bytes, so a large cassette is held in memory once.
 func Load(path string) (*Cassette, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load cassette: %w", err)
 	}
-	defer f.Close()
-	c, perr := decode(bufio.NewReaderSize(f, 256<<10))
-	if perr == nil {
-		return c, nil
-	}
-	// The error path reads the file again to say where.
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("load cassette %q: %w", path, perr.err)
-	}
-	return nil, perr.at(path, data)
+	return parse(path, data)
 }
 
-// Parse decodes a cassette; name is used in errors.
+// Parse decodes a cassette; name is used in errors. data is not changed.
 func Parse(name string, data []byte) (*Cassette, error) {
-	c, perr := decode(bytes.NewReader(data))
+	return parse(name, bytes.Clone(data))
+}
+
+// parse decodes data, which it owns (messages are compacted in place).
+func parse(name string, data []byte) (*Cassette, error) {
+	c, perr := decode(data)
 	if perr != nil {
 		return nil, perr.at(name, data)
 	}
@@ -70,6 +65,9 @@ type decodeError struct {
 	// skip says the offset is where an element's separator starts: the
 	// element itself starts after the comma and spaces.
 	skip bool
+	// extra is added after skipping: the offset of the trouble inside the
+	// element.
+	extra int64
 	// syntax says the JSON is broken: the position is found again on the
 	// whole file, as stream offsets are not reliable.
 	syntax bool
@@ -93,6 +91,7 @@ func (e *decodeError) at(name string, data []byte) error {
 		for off < int64(len(data)) && bytes.IndexByte([]byte(", \t\r\n"), data[off]) >= 0 {
 			off++
 		}
+		off += e.extra
 	}
 	if v := sniffVersion(data); v != nil && *v != Version && !errors.Is(e.err, ErrVersion) {
 		// A file of another version fails for that reason first.
@@ -119,108 +118,94 @@ func sniffVersion(data []byte) *int {
 	return head.Version
 }
 
-// decode reads a cassette from r: the top-level members with a token
-// decoder, the interactions one by one, each compacted, completed and
-// checked as it comes.
-func decode(r io.Reader) (*Cassette, *decodeError) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	fail := func(base int64, err error) *decodeError {
-		off := base
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return &decodeError{offset: dec.InputOffset(), syntax: true, err: cleanJSONError(err)}
-		case errors.As(err, &te):
-			off = base + te.Offset
-		}
-		return &decodeError{offset: off, err: cleanJSONError(err)}
+// decode decodes a cassette from valid-or-not JSON with a scanner: the
+// top-level members, then the interactions one by one, each decoded,
+// compacted, completed and checked as it comes.
+func decode(data []byte) (*Cassette, *decodeError) {
+	if !jsonrpc.Valid(data) {
+		return nil, &decodeError{syntax: true, err: fmt.Errorf("%w: not valid JSON", ErrInvalid)}
 	}
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, fail(dec.InputOffset(), err)
-	}
-	c := &Cassette{Interactions: []Interaction{}}
+	c := &Cassette{}
 	var version *int
-	for dec.More() {
-		keyAt := dec.InputOffset()
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fail(keyAt, err)
+	var derr *decodeError
+	err := jsonrpc.EachMemberAt(data, func(key string, keyAt int, v []byte, at int) error {
+		fail := func(err error) error {
+			derr = &decodeError{offset: int64(at), err: fmt.Errorf("%w: %q: %v", ErrInvalid, key, err)}
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				derr.offset += te.Offset
+			}
+			return derr
 		}
-		key, _ := t.(string)
-		at := dec.InputOffset()
 		switch key {
 		case "version":
-			version = new(int)
-			if err := dec.Decode(version); err != nil {
-				return nil, fail(at, err)
+			n, err := integer(v)
+			if err != nil {
+				return fail(err)
 			}
-			if *version != Version {
-				return nil, &decodeError{offset: keyAt, skip: true, err: versionError(*version)}
+			version = &n
+			if n != Version {
+				derr = &decodeError{offset: int64(keyAt), err: versionError(n)}
+				return derr
 			}
 		case "meta":
-			if err := dec.Decode(&c.Meta); err != nil {
-				return nil, fail(at, err)
+			if err := strict(v, &c.Meta); err != nil {
+				return fail(err)
 			}
 		case "match":
-			if err := dec.Decode(&c.Match); err != nil {
-				return nil, fail(at, err)
-			}
+			c.Match = rawOrNil(v)
 			compactInPlace(&c.Match)
 		case "replay":
-			if err := dec.Decode(&c.Replay); err != nil {
-				return nil, fail(at, err)
+			if err := strict(v, &c.Replay); err != nil {
+				return fail(err)
 			}
 		case "interactions":
-			if err := expectDelim(dec, '['); err != nil {
-				return nil, fail(at, err)
+			if isNull(v) {
+				return nil
 			}
-			for dec.More() {
-				start := dec.InputOffset()
-				var in Interaction
-				if err := dec.Decode(&in); err != nil {
-					e := fail(start, err)
-					e.skip = e.offset == start
-					return nil, e
+			c.Interactions = make([]Interaction, 0, min(len(v)/300+1, 1<<20))
+			return jsonrpc.EachElementAt(v, func(elem []byte, eat int) error {
+				in, err := decodeInteraction(elem)
+				off := int64(at + eat)
+				if err != nil {
+					derr = &decodeError{offset: off, err: fmt.Errorf("%w: interaction %d: %v", ErrInvalid, len(c.Interactions)+1, err)}
+					var fe *fieldError
+					if errors.As(err, &fe) {
+						if i := bytes.Index(elem, []byte(strconv.Quote(fe.key))); i >= 0 {
+							derr.offset += int64(i)
+						}
+					}
+					return derr
 				}
 				in.compact()
 				in.normalize()
 				if err := in.validate(); err != nil {
-					return nil, &decodeError{offset: start, skip: true,
-						err: fmt.Errorf("%w: interaction %d: %v", ErrInvalid, len(c.Interactions)+1, err)}
+					derr = &decodeError{offset: off, err: fmt.Errorf("%w: interaction %d: %v", ErrInvalid, len(c.Interactions)+1, err)}
+					return derr
 				}
 				c.Interactions = append(c.Interactions, in)
-			}
-			if err := expectDelim(dec, ']'); err != nil {
-				return nil, fail(dec.InputOffset(), err)
-			}
+				return nil
+			})
 		default:
-			return nil, &decodeError{offset: keyAt, skip: true, err: fmt.Errorf("%w: unknown member %q", ErrInvalid, key)}
+			derr = &decodeError{offset: int64(keyAt), err: fmt.Errorf("%w: unknown member %q", ErrInvalid, key)}
+			return derr
 		}
+		return nil
+	})
+	if derr != nil {
+		return nil, derr
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return nil, fail(dec.InputOffset(), err)
+	if err != nil {
+		return nil, &decodeError{err: fmt.Errorf("%w: %v", ErrInvalid, err)}
 	}
 	if version == nil {
 		return nil, &decodeError{err: fmt.Errorf("%w: no \"version\" member (this mcpmock reads version %d)", ErrInvalid, Version)}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fail(dec.InputOffset(), fmt.Errorf("data after the cassette's closing brace"))
+	if c.Interactions == nil {
+		c.Interactions = []Interaction{}
 	}
 	c.Version = *version
 	return c, nil
-}
-
-func expectDelim(dec *json.Decoder, d json.Delim) error {
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if t != d {
-		return fmt.Errorf("expected %q, found %v", d, t)
-	}
-	return nil
 }
 
 // Validate checks what JSON decoding cannot: that each interaction has one
@@ -469,3 +454,5 @@ func cleanJSONError(err error) error {
 	}
 	return fmt.Errorf("%w: %v", ErrInvalid, err)
 }
+
+func (e *decodeError) Error() string { return e.err.Error() }

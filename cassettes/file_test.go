@@ -57,7 +57,7 @@ func TestLoadErrors(t *testing.T) {
 		{"syntax", "{\n  \"version\": 1,\n  \"interactions\": [\n    {\"from\": \"client\",, }\n  ]\n}", `line 4, column 23`, ErrInvalid},
 		{"version", "{\n  \"version\": 2,\n  \"interactions\": []\n}", `line 2, column 3: unsupported cassette version: the file has format version 2, this mcpmock reads version 1`, ErrVersion},
 		{"no version", `{"interactions": []}`, `no "version"`, ErrInvalid},
-		{"unknown field", "{\"version\": 1,\n \"interactions\": [{\"from\":\"client\", \"reqest\": {}}]}", `unknown field "reqest"`, ErrInvalid},
+		{"unknown field", "{\"version\": 1,\n \"interactions\": [{\"from\":\"client\", \"reqest\": {}}]}", `line 2, column 37: invalid cassette: interaction 1: "reqest": unknown member`, ErrInvalid},
 		{"bad interaction", "{\"version\": 1,\n \"interactions\": [\n  {\"from\":\"client\",\"atMs\":0,\"notification\":{\"jsonrpc\":\"2.0\",\"method\":\"a\"}},\n  {\"from\":\"client\",\"atMs\":0,\"request\":{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}}]}",
 			`line 4, column 3: invalid cassette: interaction 2: request: is a JSON-RPC response, want a request`, ErrInvalid},
 		{"truncated", `{"version": 1, "interactions": [`, `unexpected end`, ErrInvalid},

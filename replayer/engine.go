@@ -190,7 +190,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		case in.Scripted():
 			// Tried first, by addScripted below.
 		case in.From == cassettes.FromClient && in.Request != nil:
-			msg, err := jsonrpc.Parse(in.Request)
+			msg, err := jsonrpc.ParseValid(in.Request)
 			if err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}

@@ -256,3 +256,63 @@ func EachElement(raw []byte, f func(value []byte) error) error {
 
 // Unquote returns the string a JSON string literal holds.
 func Unquote(raw []byte) (string, bool) { return unquote(raw) }
+
+// EachMemberAt is EachMember with the offsets (in raw) of each key and
+// value.
+func EachMemberAt(raw []byte, f func(key string, keyAt int, value []byte, valueAt int) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != '}' {
+		ke, err := skipValue(raw, i)
+		if err != nil {
+			return err
+		}
+		key, ok := unquote(raw[i:ke])
+		if !ok {
+			return errors.New("bad member name")
+		}
+		j := skipSpace(raw, ke)
+		if j >= len(raw) || raw[j] != ':' {
+			return errors.New("expected ':' in object")
+		}
+		vs := skipSpace(raw, j+1)
+		ve, err := skipValue(raw, vs)
+		if err != nil {
+			return err
+		}
+		if err := f(key, i, raw[vs:ve], vs); err != nil {
+			return err
+		}
+		i = skipSpace(raw, ve)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return nil
+}
+
+// EachElementAt is EachElement with the offset (in raw) of each element.
+func EachElementAt(raw []byte, f func(value []byte, at int) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return errors.New("not a JSON array")
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != ']' {
+		e, err := skipValue(raw, i)
+		if err != nil {
+			return err
+		}
+		if err := f(raw[i:e], i); err != nil {
+			return err
+		}
+		i = skipSpace(raw, e)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return nil
+}

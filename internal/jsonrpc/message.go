@@ -118,7 +118,7 @@ var ErrNotObject = errors.New("jsonrpc: message is not a JSON object")
 // read) together with an *Error whose code is CodeInvalidRequest.
 func Parse(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
+	if !Valid(data) {
 		return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
 	}
 	return ParseValid(data)
