@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/guard"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
@@ -285,6 +286,30 @@ func TestGuardStdio(t *testing.T) {
 			}
 			if !strings.Contains(p.stderr.String(), "⚑ tool get_weather: hidden from the client (--deny-tools get_weather)") {
 				t.Errorf("the log does not show the hidden tool:\n%s", p.stderr)
+			}
+			if !strings.Contains(p.stderr.String(), `⚑ tools/call add {"a":1,"b":2} → allow (policy)`) {
+				t.Errorf("the log does not mark the call:\n%s", p.stderr)
+			}
+			// The cassette holds the conversation as the client saw it.
+			cas, err := cassettes.Load(cassette)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sawList, sawDenied bool
+			for _, in := range cas.Interactions {
+				if in.Response == nil {
+					continue
+				}
+				req, resp := string(in.Request), string(in.Response.Message)
+				if strings.Contains(req, `"tools/list"`) {
+					sawList = !strings.Contains(resp, "get_weather")
+				}
+				if strings.Contains(req, `"get_weather"`) {
+					sawDenied = strings.Contains(resp, "-32602")
+				}
+			}
+			if !sawList || !sawDenied {
+				t.Errorf("the cassette does not hold the guarded conversation (list without get_weather %v, -32602 for it %v)", sawList, sawDenied)
 			}
 		})
 	}
