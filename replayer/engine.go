@@ -57,6 +57,10 @@ type Options struct {
 	Logger *slog.Logger
 	// OnMiss, if set, is called for every request that matched nothing.
 	OnMiss func(Miss)
+	// Upstream, if set, is the live server of the new-episodes mode: a
+	// request that nothing recorded answers is forwarded to it, and what it
+	// answered is kept (Engine.NewEpisodes) and answers repeats.
+	Upstream *Upstream
 	// Overlays are cassettes of scripted behaviour laid over the recording:
 	// their interactions are tried first, in order (see cassettes.When and
 	// cassettes.Fault). A plain interaction of an overlay (no "when") applies
@@ -125,6 +129,7 @@ type Engine struct {
 	used   map[int]bool // requests answered at least once by any session
 
 	scripted []*scripted  // overlays' and scripted interactions, tried first
+	episodes episodes     // what the live server taught, in the new-episodes mode (episodes.go)
 	sessions atomic.Int64 // sessions started, for seeding
 
 	caps         serverCaps            // protocol.go

@@ -187,6 +187,9 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 			s.e.stats.matched.Add(1)
 			return plan
 		}
+		if plan := s.forward(msg, live); plan != nil { // new-episodes (episodes.go)
+			return plan
+		}
 		s.e.stats.unmatched.Add(1)
 		if s.e.opts.OnMiss != nil {
 			s.e.opts.OnMiss(*miss)

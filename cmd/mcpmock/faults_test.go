@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
 const weatherCall = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"New York"}}}`
@@ -133,4 +136,38 @@ func TestFaultOverHTTP(t *testing.T) {
 		t.Errorf("one call a minute (-want +got):\n%s", diff)
 	}
 	stopAndWait(t, p)
+}
+
+// TestModeNewEpisodes: a miss goes to the live server, its answer reaches
+// the client and is appended to the cassette, and a plain replay then
+// answers it with no server.
+func TestModeNewEpisodes(t *testing.T) {
+	path := recordRaw(t)
+	london := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`
+	p := start(t, append([]string{"replay", "-c", path, "--mode", "new-episodes", "--"}, peerCommand(testpeer.GoSDKLegacy)...)...)
+	p.send(t, initReq)
+	p.recv(t)
+	for i := range 2 {
+		p.send(t, strings.Replace(london, "%d", strconv.Itoa(30+i), 1))
+		m := p.recv(t)
+		if m["id"] != float64(30+i) || !strings.Contains(fmt.Sprint(m["result"]), "Current weather in London") {
+			t.Fatalf("call %d: %v", i, m)
+		}
+	}
+	p.stdin.Close()
+	if s := p.wait(t); s != 0 {
+		t.Fatalf("exit %d", s)
+	}
+	if !strings.Contains(p.stderr.String(), "appended 1 new episodes") {
+		t.Errorf("stderr:\n%s", p.stderr)
+	}
+	r := start(t, "replay", "-c", path)
+	r.send(t, initReq)
+	r.recv(t)
+	r.send(t, strings.Replace(london, "%d", "40", 1))
+	if m := r.recv(t); !strings.Contains(fmt.Sprint(m["result"]), "Current weather in London") {
+		t.Errorf("plain replay after new-episodes: %v", m)
+	}
+	r.stdin.Close()
+	r.wait(t)
 }

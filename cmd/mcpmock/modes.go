@@ -155,14 +155,24 @@ func dropUnused(path string, c *cassettes.Cassette, eng *replayer.Engine) (int, 
 	return len(unused), nil
 }
 
-// errNewEpisodes is returned until the engine can forward a miss.
-var errNewEpisodes = errors.New("--mode new-episodes: forwarding a miss to the live server is not available in this build")
-
-func modeError(plan cassettes.Plan) error {
-	if plan.Append {
-		return fmt.Errorf("%w", errNewEpisodes)
+// appendEpisodes adds what new-episodes learnt to the cassette file, with
+// the same redaction and normalising as a recording's saves.
+func (f *modeFlags) appendEpisodes(path string, eps []cassettes.Interaction) error {
+	c, err := cassettes.Load(path)
+	if err != nil {
+		return err
 	}
-	return nil
+	c.Interactions = append(c.Interactions, eps...)
+	save, err := f.saveOptions()
+	if err != nil {
+		return err
+	}
+	fin, err := cassettes.NewFinisher(&save)
+	if err != nil {
+		return err
+	}
+	fin.Finish(c)
+	return cassettes.Save(path, c)
 }
 
 // decideKeepsArgs reports whether a replaying run may have been given a

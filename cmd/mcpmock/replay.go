@@ -41,9 +41,6 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if plan.Live && !plan.Replay {
 		return e.runLive(ctx, &c, &mf, &h, fs.Args(), plan)
 	}
-	if err := modeError(plan); err != nil {
-		return err
-	}
 	if fs.NArg() > 0 && !mf.decideKeepsArgs() {
 		return usagef("replay takes no arguments (got %q)", strings.Join(fs.Args(), " "))
 	}
@@ -68,6 +65,15 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err := pf.apply(opts); err != nil {
 		return err
 	}
+	if plan.Append {
+		// new-episodes: misses go to the live server.
+		u, err := replayer.DialUpstream(replayer.UpstreamOptions{Command: fs.Args(), URL: mf.upstream, Stderr: e.stderr})
+		if err != nil {
+			return err
+		}
+		defer u.Close()
+		opts.Upstream = u
+	}
 	eng, err := replayer.New(cas, opts)
 	if err != nil {
 		return err
@@ -89,6 +95,12 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
 	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
+	if eps := eng.NewEpisodes(); len(eps) > 0 {
+		if err := mf.appendEpisodes(c.cassette, eps); err != nil {
+			return err
+		}
+		c.summaryLogger(e.stderr).Info(fmt.Sprintf("appended %d new episodes to %s", len(eps), c.cassette))
+	}
 	if mf.dropUnused {
 		n, err := dropUnused(c.cassette, cas, eng)
 		if err != nil {
