@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -227,6 +228,9 @@ func (s *Session) narrow(live matcher.Request, matches []int) []int {
 func mrtrState(params json.RawMessage) (string, bool) {
 	if len(params) == 0 || params[0] != '{' {
 		return "", false
+	}
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return "", false // the common case, without decoding
 	}
 	var p struct {
 		RequestState   *string         `json:"requestState"`
