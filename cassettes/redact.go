@@ -400,7 +400,23 @@ func SecretName(name string) bool {
 // memberKey folds a member name for comparison: lower case, without "-"
 // and "_".
 func memberKey(name string) string {
-	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+	plain := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '-' || c == '_' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name // the common case: no allocation
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r != '-' && r != '_' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // secretLikeMember reports folded member names that hold credentials. MCP's
