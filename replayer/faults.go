@@ -47,6 +47,9 @@ type scripted struct {
 	req    matcher.Request
 	in     *cassettes.Interaction
 	when   cassettes.When
+	// m, when the interaction has a "match", matches live requests with
+	// those rules instead of by containment.
+	m matcher.Matcher
 }
 
 // scriptState is a session's counters for scripted interactions.
@@ -76,6 +79,15 @@ func (e *Engine) addScripted(c *cassettes.Cassette, name string, onlyScripted bo
 		if in.When != nil {
 			sc.when = *in.When
 		}
+		if len(in.Match) > 0 {
+			cfg, err := matcher.ParseConfig(in.Match)
+			if err == nil {
+				sc.m, err = matcher.WithConfig(e.opts.Matcher, cfg)
+			}
+			if err != nil {
+				return fmt.Errorf("replayer: %s: \"match\": %w", sc.source, err)
+			}
+		}
 		e.scripted = append(e.scripted, sc)
 	}
 	return nil
@@ -94,7 +106,7 @@ func (s *Session) trigger(live matcher.Request) *scripted {
 	now := s.e.now()
 	var chosen *scripted
 	for _, sc := range s.e.scripted {
-		if sc.req.Method != live.Method || !subsetOf(sc.req.Params, live.Params) {
+		if sc.req.Method != live.Method || !sc.matches(live) {
 			continue
 		}
 		st.counts[sc.index]++
@@ -202,6 +214,15 @@ func latencyOf(in *cassettes.Interaction) time.Duration {
 		return 0
 	}
 	return time.Duration(float64(in.Response.AtMs-in.AtMs) * float64(time.Millisecond))
+}
+
+// matches reports whether a live request is one the scripted interaction
+// applies to: by its "match" rules when it has some, else by containment.
+func (sc *scripted) matches(live matcher.Request) bool {
+	if sc.m != nil {
+		return sc.m.Match(sc.req, live).Match
+	}
+	return subsetOf(sc.req.Params, live.Params)
 }
 
 // subsetOf reports whether the pattern's params are contained in the live

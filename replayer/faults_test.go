@@ -258,3 +258,23 @@ func TestLatency(t *testing.T) {
 	}
 	w.close()
 }
+
+// TestOverlayMatchRules: an overlay interaction with "match" rules applies
+// to the live requests those rules accept (here a regex on an argument).
+func TestOverlayMatchRules(t *testing.T) {
+	o := overlay(t, `{"version":1,"interactions":[
+	  {"request":{"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"New York"}}},
+	   "match":{"regex":{"arguments.location":"^New "}},
+	   "response":{"message":{"error":{"code":-32000,"message":"no new places"}}}}]}`)
+	w, _ := serveCassette(t, cassette(call(1, "get_weather", `{"location":"NYC"}`, text("sunny")), call(2, "get_weather", `{"location":"New Delhi"}`, text("hot")), call(3, "get_weather", `{"location":"Boston"}`, text("cold"))),
+		&Options{Overlays: []*cassettes.Cassette{o}})
+	var got []string
+	for i, loc := range []string{"NYC", "New Delhi", "Boston"} {
+		w.send(callLine(i, "get_weather", `{"location":"`+loc+`"}`))
+		got = append(got, outcome(w.recv()))
+	}
+	if strings.Join(got, "|") != "sunny|error -32000|cold" {
+		t.Errorf("got %q", got)
+	}
+	w.close()
+}
