@@ -54,11 +54,11 @@ func compileToolSchemas(c *cassettes.Cassette) *toolSchemas {
 		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil || in.Scripted() {
 			continue
 		}
-		req, err := jsonrpc.Parse(in.Request)
-		if err != nil {
+		req, err := jsonrpc.ParseValid(in.Request)
+		if err != nil || (req.Method != "initialize" && req.Method != "tools/list") {
 			continue
 		}
-		resp, err := jsonrpc.Parse(in.Response.Message)
+		resp, err := jsonrpc.ParseValid(in.Response.Message)
 		if err != nil || resp.Result == nil {
 			continue
 		}
@@ -245,17 +245,23 @@ func oneLine(s string) string {
 // checkOutputs validates the structuredContent of every recorded tools/call
 // result against the tool's outputSchema.
 func checkOutputs(c *cassettes.Cassette, ts *toolSchemas) []error {
+	if len(ts.output) == 0 {
+		return nil // no tool declares an outputSchema: nothing to check
+	}
 	var errs []error
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil {
 			continue
 		}
-		req, err := jsonrpc.Parse(in.Request)
+		req, err := jsonrpc.ParseValid(in.Request)
 		if err != nil || req.Method != "tools/call" {
 			continue
 		}
-		resp, err := jsonrpc.Parse(in.Response.Message)
+		if sch := ts.output[matcher.Request{Method: req.Method, Params: req.Params}.Tool()]; sch == nil {
+			continue // the common case, without decoding the result
+		}
+		resp, err := jsonrpc.ParseValid(in.Response.Message)
 		if err != nil || resp.Result == nil {
 			continue
 		}
