@@ -176,8 +176,15 @@ func short(raw []byte, max int) string {
 		buf.Write(raw)
 	}
 	s := buf.String()
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
+	// Redact before cutting, with some room, so that no secret is shown
+	// in part; not the whole of a long message, to keep logging cheap.
+	cut := false
+	if len(s) > 4*max+256 {
+		s, cut = s[:4*max+256], true
+	}
+	s = redactText(s)
+	if r := []rune(s); len(r) > max || cut {
+		return string(r[:min(max, len(r))]) + "…"
 	}
 	return s
 }
