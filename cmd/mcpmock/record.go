@@ -9,14 +9,16 @@ import (
 
 func (e *env) record(ctx context.Context, args []string) error {
 	var c common
-	var h recordHTTPFlags // record_http.go: --listen, --upstream
-	var g guardFlags      // record_guard.go: --deny-tools, --confirm, --call-timeout...
-	var fb forbidFlags    // record_forbid.go: --forbid, --forbid-env
+	var h recordHTTPFlags  // record_http.go: --listen, --upstream
+	var g guardFlags       // record_guard.go: --deny-tools, --confirm, --call-timeout...
+	var fb forbidFlags     // record_forbid.go: --forbid, --forbid-env
+	var sf recordSaveFlags // record_save.go: --redact-*, --keep-timing
 	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stderr)
 	c.register(fs)
 	h.register(fs)
 	g.register(fs)
 	fb.register(fs)
+	sf.register(fs)
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -26,6 +28,10 @@ func (e *env) record(ctx context.Context, args []string) error {
 	argv := fs.Args()
 	if len(argv) == 0 && !h.hasUpstream() {
 		return usagef("record needs the server command after --: mcpmock record -c %s -- COMMAND [ARG...]", c.cassette)
+	}
+	var ro recorder.Options
+	if err := sf.apply(&ro); err != nil {
+		return err
 	}
 	log, err := c.logger(e.stderr)
 	if err != nil {
@@ -39,7 +45,8 @@ func (e *env) record(ctx context.Context, args []string) error {
 	defer closeGuard()
 	meta := cassettes.Meta{RecordedBy: "mcpmock " + version, Transport: "stdio", Server: argv}
 	h.meta(&meta)
-	rec, err := recorder.New(c.cassette, &recorder.Options{Logger: log, Meta: meta, Forbid: fb.forbidden()})
+	ro.Logger, ro.Meta, ro.Forbid = log, meta, fb.forbidden()
+	rec, err := recorder.New(c.cassette, &ro)
 	if err != nil {
 		return err
 	}
