@@ -663,7 +663,7 @@ func (e *Engine) statusOf(p *Plan, response []byte, stateless bool) int {
 		switch m.Error.Code {
 		case jsonrpc.CodeMethodNotFound:
 			return http.StatusNotFound
-		case CodeHeaderMismatch, CodeUnsupportedProtocolVersion:
+		case CodeHeaderMismatch, CodeUnsupportedProtocolVersion, CodeMissingRequiredClientCapability:
 			return http.StatusBadRequest
 		}
 	}

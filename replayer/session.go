@@ -127,7 +127,7 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
 	}
-	plan := s.handle(msg)
+	plan := s.checkClientCaps(msg, s.handle(msg))
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
