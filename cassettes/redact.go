@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -485,8 +487,8 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		if path[0] == "jsonrpc" || path[0] == "method" {
 			return
 		}
-		var s string
-		if json.Unmarshal(raw[start:end], &s) != nil || s == Redacted || s == RedactedPlaceholder || s == "{{any}}" {
+		s, ok := jsonrpc.Unquote(raw[start:end])
+		if !ok || s == Redacted || s == RedactedPlaceholder || s == "{{any}}" {
 			return
 		}
 		where := rd.part + " " + strings.Join(path, ".")
@@ -609,7 +611,7 @@ func (w *walker) value(i int, path []string) int {
 		for i < len(w.data) && w.data[i] != '}' {
 			kend := w.str(i)
 			var key string
-			json.Unmarshal(w.data[i:kend], &key)
+			key, _ = jsonrpc.Unquote(w.data[i:kend])
 			i = w.space(kend)
 			if i < len(w.data) && w.data[i] == ':' {
 				i++
