@@ -84,12 +84,14 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
 	go func() {
-		defer close(clientClosed)
 		if o.Guard != nil {
 			guardClientLines(ctx, clientIn, childIn, out, rec, o.Guard, o.MaxLine)
 		} else {
 			forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
 		}
+		// Closed before the server can see EOF and exit: a client that has
+		// finished gets no answers of mcpmock's after the server's.
+		close(clientClosed)
 		childIn.Close()
 	}()
 	// Server → client.
