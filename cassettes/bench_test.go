@@ -1,0 +1,59 @@
+package cassettes
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"testing"
+)
+
+func benchCassette(n int) *Cassette {
+	c := New()
+	for i := range n {
+		id := strconv.Itoa(i + 1)
+		c.Interactions = append(c.Interactions, Interaction{From: FromClient, AtMs: Millis(i),
+			Request: json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city-` + id + `"}}}`),
+			Response: &Message{From: FromServer, AtMs: Millis(i) + 0.5, Message: json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Sunny in city-` + id + `"}]}}`)}})
+	}
+	return c
+}
+
+// BenchmarkParse100 is loading a cassette of 100 interactions.
+func BenchmarkParse100(b *testing.B) {
+	data, _ := Encode(benchCassette(100))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("bench.json", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSaveWhileRecording is what the recorder does per save of a
+// growing 1,000-interaction cassette with 10 new interactions: the
+// incremental encoder, against a full Encode as the baseline.
+func BenchmarkSaveWhileRecording(b *testing.B) {
+	c := benchCassette(1000)
+	more := benchCassette(1010).Interactions[1000:]
+	b.Run("incremental", func(b *testing.B) {
+		var e IncrementalEncoder
+		e.Write(io.Discard, c)
+		for b.Loop() {
+			grown := *c
+			grown.Interactions = append(c.Interactions[:1000:1000], more...)
+			if err := e.Write(io.Discard, &grown); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("baseline-full-encode", func(b *testing.B) {
+		for b.Loop() {
+			grown := *c
+			grown.Interactions = append(c.Interactions[:1000:1000], more...)
+			if _, err := Encode(&grown); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
