@@ -12,7 +12,7 @@ func benchCassette(n int) *Cassette {
 	for i := range n {
 		id := strconv.Itoa(i + 1)
 		c.Interactions = append(c.Interactions, Interaction{From: FromClient, AtMs: Millis(i),
-			Request: json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city-` + id + `"}}}`),
+			Request:  json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city-` + id + `"}}}`),
 			Response: &Message{From: FromServer, AtMs: Millis(i) + 0.5, Message: json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Sunny in city-` + id + `"}]}}`)}})
 	}
 	return c
