@@ -63,9 +63,12 @@ type childConfig struct {
 	Cassette    string   `json:"cassette,omitempty"` // replay
 	Overlay     string   `json:"overlay,omitempty"`  // replay: the stubs
 	Strict      bool     `json:"strict,omitempty"`
-	Upstream    []string `json:"upstream,omitempty"` // record
+	Upstream    []string `json:"upstream,omitempty"` // record, passthrough, new-episodes
 	UpstreamEnv []string `json:"upstreamEnv,omitempty"`
-	Dir         string   `json:"dir"` // events and recordings go here
+	UpstreamURL string   `json:"upstreamURL,omitempty"`
+	// Save is how the process prepares its recording (Options.Save).
+	Save cassettes.SaveOptions `json:"save"`
+	Dir  string                `json:"dir"` // events and recordings go here
 }
 
 // Command returns the command line (argv) and the extra environment (env,
@@ -121,10 +124,11 @@ func (s *Server) writeCommand() error {
 	s.mu.Lock()
 	s.childDir = dir
 	s.mu.Unlock()
-	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir}
-	if s.mode == ModeRecord {
-		cfg.Upstream, cfg.UpstreamEnv = s.opts.Upstream, s.opts.UpstreamEnv
-	} else {
+	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir, Save: s.opts.Save}
+	if s.mode != ModeReplay {
+		cfg.Upstream, cfg.UpstreamEnv, cfg.UpstreamURL = s.opts.Upstream, s.opts.UpstreamEnv, s.opts.UpstreamURL
+	}
+	if !s.mode.forwards() {
 		cfg.Cassette = filepath.Join(dir, "cassette.json")
 		if err := cassettes.Save(cfg.Cassette, s.cassette); err != nil {
 			return err
@@ -180,12 +184,17 @@ func serveChild(path string) (int, error) {
 	// The upstream, or any process the cassette's server starts, must not
 	// become a Command server in turn.
 	os.Unsetenv(ServerEnv)
-	if cfg.Mode == ModeRecord {
-		rec, err := recorder.New(filepath.Join(cfg.Dir, "rec-"+stamp+".json"), nil)
+	if cfg.Mode.forwards() {
+		rec, err := recorder.New(filepath.Join(cfg.Dir, "rec-"+stamp+".json"), &recorder.Options{Save: cfg.Save})
 		if err != nil {
 			return 1, err
 		}
-		status, err := recorder.Stdio(ctx, cfg.Upstream, os.Stdin, os.Stdout, os.Stderr, rec, &recorder.StdioOptions{Env: cfg.UpstreamEnv})
+		var status int
+		if cfg.UpstreamURL != "" {
+			err = recorder.StdioToHTTP(ctx, cfg.UpstreamURL, os.Stdin, os.Stdout, rec, nil)
+		} else {
+			status, err = recorder.Stdio(ctx, cfg.Upstream, os.Stdin, os.Stdout, os.Stderr, rec, &recorder.StdioOptions{Env: cfg.UpstreamEnv})
+		}
 		if cerr := rec.Close(); err == nil {
 			err = cerr
 		}
@@ -222,11 +231,27 @@ func serveChild(path string) (int, error) {
 		}
 		eo.Overlays = []*cassettes.Cassette{o}
 	}
+	if cfg.Mode == ModeNewEpisodes {
+		u, err := replayer.DialUpstream(replayer.UpstreamOptions{Command: cfg.Upstream, Env: cfg.UpstreamEnv, URL: cfg.UpstreamURL})
+		if err != nil {
+			return 1, err
+		}
+		defer u.Close()
+		eo.Upstream = u
+	}
 	e, err := replayer.New(c, eo)
 	if err != nil {
 		return 1, err
 	}
 	serveErr := e.Serve(ctx, os.Stdin, os.Stdout)
+	if eps := e.NewEpisodes(); len(eps) > 0 {
+		// The server appends them to the cassette when the test ends.
+		epc := cassettes.New()
+		epc.Interactions = eps
+		if err := cassettes.Save(filepath.Join(cfg.Dir, "episodes-"+stamp+".json"), epc); err != nil {
+			return 1, err
+		}
+	}
 	unused := map[int]bool{}
 	for _, pos := range e.Unused() {
 		unused[pos] = true

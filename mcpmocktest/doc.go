@@ -66,19 +66,27 @@
 // # Recording
 //
 // With -mcpmock.record on the go test command line (or MCPMOCK_RECORD=1 in
-// the environment) a NewServer with Options.Upstream records instead of
-// replaying: each session starts the upstream server command, the stdio tap
-// forwards the client's traffic to it unchanged, and when the test ends the
-// sessions are written to the cassette, one after the other:
+// the environment) a NewServer with a live server in its options
+// (Options.Upstream, a stdio server command, or Options.UpstreamURL, a
+// Streamable HTTP endpoint) records instead of replaying: the tap forwards
+// the client's traffic to the live server unchanged (URL through the HTTP
+// tap; Conn and Command through the stdio tap, or a bridge to the URL), and
+// when the test ends the sessions are written to the cassette, one after
+// the other, redacted and normalised as mcpmock record writes them
+// (Options.Save), so that recording the same session again changes nothing:
 //
 //	go test ./... -run TestWeather -mcpmock.record
-//	go test ./... -mcpmock.mode=once   # record only the cassettes that do not exist
+//	go test ./... -mcpmock.mode=once          # record only the cassettes that do not exist
+//	go test ./... -mcpmock.mode=new-episodes  # replay, forward what misses, append it
 //
 // Options.Mode sets a server's mode when the command line says nothing
-// (ModeOnce records a missing cassette on the first run). Without the flag
-// or the variable, tests never start the upstream and never touch the
-// network. The new-episodes mode (replay what matches, record the rest) is
-// not supported yet.
+// (ModeOnce records a missing cassette on the first run). ModeNewEpisodes
+// replays what the cassette holds, forwards a request that matches nothing
+// to the live server and appends the answer to the cassette when the test
+// ends; ModePassthrough forwards everything and writes nothing. The modes
+// are decided by the table of cassettes.Decide, as for mcpmock replay
+// --mode. Without the flag or the variable, tests never start the upstream
+// and never touch the network.
 //
 // # Scripting from Go
 //

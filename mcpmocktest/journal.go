@@ -95,7 +95,7 @@ func describe(request json.RawMessage) string {
 // processes come after the in-process ones, each process in the order it
 // started. In record mode the journal is read from what was recorded so far.
 func (s *Server) Requests() []Call {
-	if s.mode == ModeRecord {
+	if s.mode.forwards() {
 		return s.recordedCalls()
 	}
 	s.mu.Lock()

@@ -9,7 +9,8 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 )
 
-// Mode says whether a Server replays its cassette or records a new one.
+// Mode says what a Server does with its cassette and the live server (see
+// cassettes.Decide, the one decision table of the modes).
 type Mode string
 
 // The modes. The zero Mode means "as the command line says": the
@@ -18,17 +19,26 @@ const (
 	// ModeReplay serves the cassette and never touches the network; a
 	// request that matches nothing fails the test.
 	ModeReplay = Mode(cassettes.ModeReplay)
-	// ModeRecord starts the upstream server (Options.Upstream), forwards
-	// every session to it through the tap and writes a fresh cassette when
-	// the test ends.
+	// ModeRecord forwards every session to the live server
+	// (Options.Upstream or Options.UpstreamURL) through the tap and writes
+	// a fresh cassette when the test ends.
 	ModeRecord = Mode(cassettes.ModeRecord)
 	// ModeOnce records when the cassette file does not exist, else replays.
 	ModeOnce = Mode(cassettes.ModeOnce)
+	// ModeNewEpisodes replays what the cassette answers and forwards a
+	// request that matches nothing to the live server, answers it from
+	// there, and appends the new interaction to the cassette when the test
+	// ends. Without a cassette it records one.
+	ModeNewEpisodes = Mode(cassettes.ModeNewEpisodes)
+	// ModePassthrough forwards every session to the live server, as
+	// ModeRecord does, and writes nothing: the journal and the live log
+	// only.
+	ModePassthrough = Mode(cassettes.ModePassthrough)
 )
 
 // RecordEnv is the environment variable that selects a mode for every
 // Server of a test run: "1" or "true" means record; a Mode name ("record",
-// "once", "replay") means that mode.
+// "once", "new-episodes", "passthrough", "replay") means that mode.
 const RecordEnv = "MCPMOCK_RECORD"
 
 // The command-line flags of a test binary that imports mcpmocktest. They are
@@ -37,9 +47,10 @@ const RecordEnv = "MCPMOCK_RECORD"
 //
 //	go test ./... -mcpmock.record          # record every cassette again
 //	go test ./... -mcpmock.mode=once       # record only missing cassettes
+//	go test ./... -mcpmock.mode=new-episodes  # add what the cassettes miss
 var (
 	recordFlag = flag.Bool("mcpmock.record", false, "mcpmocktest: record fresh cassettes from the upstream servers instead of replaying")
-	modeFlag   = flag.String("mcpmock.mode", "", "mcpmocktest: the mode of every server: replay, record or once")
+	modeFlag   = flag.String("mcpmock.mode", "", "mcpmocktest: the mode of every server: replay, record, once, new-episodes or passthrough")
 )
 
 // commandLineMode is the mode that the flags, then the environment, ask for;
@@ -66,19 +77,19 @@ func commandLineMode() (Mode, error) {
 }
 
 func parseMode(s, source string) (Mode, error) {
-	switch m := Mode(strings.ToLower(s)); m {
-	case ModeReplay, ModeRecord, ModeOnce:
-		return m, nil
-	case "new-episodes":
-		return "", fmt.Errorf("%s=%s: the new-episodes mode is not supported by mcpmocktest yet (use once or record)", source, s)
+	m, err := cassettes.ParseMode(s)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", source, err)
 	}
-	return "", fmt.Errorf("%s=%q: unknown mode (want replay, record or once)", source, s)
+	return Mode(m), nil
 }
 
-// decideMode decides whether a server records: the command line first,
-// then the test's Options.Mode, then replay, through the one decision table
-// of the modes (cassettes.Decide), so that once becomes record when the
-// cassette does not exist. A cassette built in Go (no path) always replays.
+// decideMode decides what a server does: the command line first, then the
+// test's Options.Mode, then replay, through the one decision table of the
+// modes (cassettes.Decide), so that once becomes record or replay, and
+// new-episodes record when the cassette does not exist. It returns
+// ModeReplay, ModeRecord, ModeNewEpisodes or ModePassthrough. A cassette
+// built in Go (no path) always replays.
 func decideMode(cmdline, option Mode, hasPath, exists bool) Mode {
 	if !hasPath {
 		return ModeReplay
@@ -87,8 +98,9 @@ func decideMode(cmdline, option Mode, hasPath, exists bool) Mode {
 	if m == "" {
 		m = option
 	}
-	if cassettes.Decide(cassettes.Mode(m), exists).Write {
-		return ModeRecord
-	}
-	return ModeReplay
+	return Mode(cassettes.Decide(cassettes.Mode(m), exists).Mode)
 }
+
+// forwards reports whether every session of a server in mode m goes to the
+// live server through the tap: record and passthrough.
+func (m Mode) forwards() bool { return m == ModeRecord || m == ModePassthrough }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -29,19 +30,31 @@ type Options struct {
 	// -mcpmock.record and -mcpmock.mode flags, MCPMOCK_RECORD) says
 	// nothing; "" means ModeReplay. The command line wins.
 	Mode Mode
-	// Upstream is the live server that record mode records: the command
-	// line of a stdio MCP server (with UpstreamEnv added to its
-	// environment). Each session of the test (each Conn, each process
-	// started from Command) starts its own upstream process. Replay never
-	// uses it.
+	// Upstream is the live server of the modes that need one (record,
+	// new-episodes, passthrough): the command line of a stdio MCP server
+	// (with UpstreamEnv added to its environment). In record and
+	// passthrough mode each session of the test (each Conn, each process
+	// started from Command, the sessions of URL together) starts its own
+	// upstream process; in new-episodes mode one upstream process answers
+	// the misses of every in-process session. Replay never uses it.
 	Upstream    []string
 	UpstreamEnv []string
+	// UpstreamURL is the live server as a Streamable HTTP endpoint
+	// (http://host/mcp), instead of Upstream: URL records through the HTTP
+	// tap, Conn and Command through the stdio-to-HTTP bridge.
+	UpstreamURL string
 	// UpstreamStderr receives the upstream server's stderr while
 	// recording; nil means os.Stderr.
 	UpstreamStderr io.Writer
 	// Meta describes a recording in the cassette; its Server defaults to
-	// Upstream.
+	// Upstream (or UpstreamURL).
 	Meta cassettes.Meta
+	// Save says how a recording (and the new episodes) are prepared for
+	// the file, as mcpmock record does: the zero value redacts with the
+	// default rules (cassettes.DefaultRedactRules: Authorization, tokens,
+	// keys...) and writes the time offsets as 0, so that recording the same
+	// session again gives the same file.
+	Save cassettes.SaveOptions
 
 	// Stubs are scripted answers laid over the cassette, tried before it in
 	// order (see Stub).
@@ -81,6 +94,7 @@ type Server struct {
 	cassette *cassettes.Cassette // replay: what is served (nil in record mode)
 	overlay  *cassettes.Cassette // replay: the stubs
 	engine   *replayer.Engine    // replay
+	upstream *replayer.Upstream  // new-episodes: the live server
 	ctx      context.Context
 	cancel   context.CancelFunc
 	sessions sync.WaitGroup // in-process sessions
@@ -95,8 +109,9 @@ type Server struct {
 	calls      []Call   // replay: the in-process journal
 	recordings []*recording
 	http       *httptest.Server
-	handler    *replayer.HTTPHandler
-	childDir   string // set once Command has written its files
+	handler    *replayer.HTTPHandler // replay
+	tap        *httpTap              // record, passthrough
+	childDir   string                // set once Command has written its files
 	// After Close: what the Command processes journaled, and what was
 	// recorded, kept once the files are gone.
 	finalChildren *childJournal
@@ -121,11 +136,16 @@ func NewServer(t testing.TB, path string, opts *Options) *Server {
 	_, statErr := os.Stat(path)
 	mode := decideMode(cmdline, o.Mode, true, statErr == nil)
 	s := newServer(t, path, o, mode)
-	if mode == ModeRecord {
-		if len(o.Upstream) == 0 {
-			t.Fatalf("mcpmocktest: recording %s needs Options.Upstream, the command of the live server to record", path)
+	if mode != ModeReplay {
+		switch {
+		case len(o.Upstream) == 0 && o.UpstreamURL == "":
+			t.Fatalf("mcpmocktest: %s mode for %s needs the live server: Options.Upstream (a command) or Options.UpstreamURL", mode, path)
+		case len(o.Upstream) > 0 && o.UpstreamURL != "":
+			t.Fatalf("mcpmocktest: give the live server as Options.Upstream or as Options.UpstreamURL, not both")
 		}
-		t.Logf("mcpmocktest: recording %s from %q", path, o.Upstream)
+	}
+	if mode.forwards() {
+		t.Logf("mcpmocktest: %s: %s from %s", path, mode, s.upstreamName())
 		return s
 	}
 	c, err := cassettes.Load(path)
@@ -192,6 +212,14 @@ func (s *Server) startReplay(c *cassettes.Cassette) {
 	if len(overlay.Interactions) > 0 {
 		eo.Overlays = []*cassettes.Cassette{overlay}
 	}
+	if s.mode == ModeNewEpisodes {
+		u, err := replayer.DialUpstream(s.upstreamOptions())
+		if err != nil {
+			s.t.Fatalf("mcpmocktest: new-episodes: %v", err)
+		}
+		s.upstream, eo.Upstream = u, u
+		s.t.Logf("mcpmocktest: %s: new-episodes from %s", s.path, s.upstreamName())
+	}
 	e, err := replayer.New(c, eo)
 	if err != nil {
 		s.t.Fatalf("mcpmocktest: %v", err)
@@ -226,10 +254,13 @@ func (s *Server) miss(method string, recorded bool, report string) {
 	s.t.Errorf("%s: %s", s.origin, report)
 }
 
-// Mode returns the mode the server runs in: ModeReplay or ModeRecord.
+// Mode returns the mode the server runs in, as decided: ModeReplay,
+// ModeRecord, ModeNewEpisodes or ModePassthrough (ModeOnce becomes one of
+// the first two).
 func (s *Server) Mode() Mode { return s.mode }
 
-// Engine returns the replay engine (nil in record mode), for its Stats.
+// Engine returns the replay engine (nil in record and passthrough mode),
+// for its Stats.
 func (s *Server) Engine() *replayer.Engine { return s.engine }
 
 // Conn returns a new in-process connection to the server: a new MCP
@@ -255,7 +286,7 @@ func (s *Server) Conn() (r io.ReadCloser, w io.WriteCloser) {
 	s.conns = append(s.conns, end)
 	s.sessions.Add(1)
 	var rec *recording
-	if s.mode == ModeRecord {
+	if s.mode.forwards() {
 		rec = &recording{}
 		s.recordings = append(s.recordings, rec)
 	}
@@ -274,21 +305,31 @@ func (s *Server) Conn() (r io.ReadCloser, w io.WriteCloser) {
 
 // URL returns the Streamable HTTP endpoint of the server on loopback
 // (http://127.0.0.1:PORT/mcp), started on first use. Every MCP session the
-// clients open there is a new replay session. Record mode does not serve
-// HTTP: URL fails the test.
+// clients open there is a new replay session. In record and passthrough
+// mode the endpoint is the HTTP tap in front of Options.UpstreamURL (every
+// session recorded), or, for a command (Options.Upstream), a bridge to one
+// upstream process that serves one session.
 func (s *Server) URL() string {
 	s.t.Helper()
-	if s.mode == ModeRecord {
-		s.t.Fatalf("mcpmocktest: URL: record mode records through Conn and Command only; the HTTP tap is not wired in yet")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		s.t.Fatalf("mcpmocktest: URL called after the server was closed")
 	}
 	if s.http == nil {
-		s.handler = s.engine.Handler(nil)
-		s.http = httptest.NewServer(s.handler)
+		var h http.Handler
+		if s.mode.forwards() {
+			tap, err := s.newHTTPTap()
+			if err != nil {
+				s.t.Fatalf("%s: mcpmocktest: URL: %v", s.origin, err)
+			}
+			s.tap, h = tap, tap.handler
+			s.recordings = append(s.recordings, tap.rec)
+		} else {
+			s.handler = s.engine.Handler(nil)
+			h = s.handler
+		}
+		s.http = httptest.NewServer(h)
 	}
 	return s.http.URL + "/mcp"
 }
@@ -304,7 +345,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
-	conns, hs, handler := s.conns, s.http, s.handler
+	conns, hs, handler, tap := s.conns, s.http, s.handler, s.tap
 	s.mu.Unlock()
 
 	for _, end := range conns {
@@ -314,15 +355,25 @@ func (s *Server) Close() {
 	if handler != nil {
 		handler.Close()
 	}
+	if tap != nil {
+		tap.closeStreams()
+	}
 	if hs != nil {
 		hs.Close()
+	}
+	if tap != nil {
+		tap.close(s)
 	}
 	s.cancel()
 
 	defer s.removeTempDir()
-	if s.mode == ModeRecord {
+	if s.mode.forwards() {
 		s.saveRecording()
 		return
+	}
+	if s.upstream != nil {
+		s.upstream.Close()
+		s.saveEpisodes()
 	}
 	s.t.Helper()
 	children := s.childEvents()
