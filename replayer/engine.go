@@ -141,6 +141,9 @@ type Engine struct {
 	live         map[*Session]int      // sessions with outlets (notify.go)
 
 	toolSchemas toolSchemas // schema.go: the recorded tools' schemas, compiled on first use
+
+	tasksOnce sync.Once       // tasks.go: taskIDs, on first use
+	taskIDs   map[string]bool // task ids the recording's CreateTaskResults made
 }
 
 func (e *Engine) now() time.Time {

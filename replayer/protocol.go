@@ -26,6 +26,7 @@ type serverCaps struct {
 	listChanged map[string]bool
 	subscribe   bool // resources.subscribe
 	logging     bool
+	tasksList   bool // tasks.list
 	// supported are the protocol versions the recording speaks (from
 	// server/discover's supportedVersions, or the initialize answers).
 	supported []string
@@ -84,6 +85,9 @@ func (e *Engine) prepareProtocol() {
 						Subscribe   bool `json:"subscribe"`
 					} `json:"resources"`
 					Logging json.RawMessage `json:"logging"`
+					Tasks   *struct {
+						List json.RawMessage `json:"list"`
+					} `json:"tasks"`
 				} `json:"capabilities"`
 			} `json:"result"`
 		}
@@ -104,6 +108,9 @@ func (e *Engine) prepareProtocol() {
 		}
 		if len(r.Capabilities.Logging) > 0 && string(r.Capabilities.Logging) != "null" {
 			e.caps.logging = true
+		}
+		if t := r.Capabilities.Tasks; t != nil && len(t.List) > 0 && string(t.List) != "null" {
+			e.caps.tasksList = true
 		}
 		for _, v := range r.SupportedVersions {
 			versions[v] = true

@@ -59,7 +59,7 @@ func (s *Session) checkReply(plan *Plan, st Step, reply *jsonrpc.Message) []byte
 	if err != nil {
 		return nil
 	}
-	mm := &ReplyMismatch{Method: st.method, Interaction: plan.Interaction, Recorded: replyBody(rec), Live: replyBody(reply)}
+	mm := &ReplyMismatch{Method: st.method, Interaction: plan.Interaction, Recorded: replyBody(rec), Live: s.taskBack(replyBody(reply))}
 	if reply != nil {
 		res := s.e.replyMatcher.Match(matcher.Request{Method: st.method, Params: mm.Recorded}, matcher.Request{Method: st.method, Params: mm.Live})
 		if res.Match {

@@ -101,6 +101,7 @@ type Session struct {
 	firstDone bool
 
 	script scriptState // counters of scripted interactions (faults.go)
+	tasks  taskMap     // live and recorded task ids (tasks.go)
 
 	gens      map[string]int           // list changes seen, by kind (protocol.go)
 	listing   map[string]int           // method → listing being paged (pages.go)
@@ -127,7 +128,12 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
 	}
-	plan := s.checkClientCaps(msg, s.handle(msg))
+	lmsg, known := s.taskIn(msg) // tasks.go
+	var plan *Plan
+	if !s.unknownTask(msg, known) {
+		plan = s.checkClientCaps(msg, s.handle(lmsg))
+	}
+	plan = s.taskOut(msg, plan, known)
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
@@ -394,6 +400,8 @@ func (s *Session) AwaitReply(ctx context.Context, id jsonrpc.ID) (*jsonrpc.Messa
 // not hold it: ping, and initialize from a recorded server/discover.
 func (s *Session) synthesize(msg *jsonrpc.Message) *Plan {
 	switch {
+	case msg.Method == "tasks/list" && len(s.e.byMethod["tasks/list"]) == 0:
+		return s.synthesizeTaskList(msg)
 	case msg.Method == "ping" && len(s.e.byMethod["ping"]) == 0:
 		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
 	case msg.Method == "initialize" && len(s.e.byMethod["initialize"]) == 0 && s.e.discover != nil:
