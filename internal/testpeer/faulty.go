@@ -20,8 +20,9 @@ const (
 	// Garbage writes [GarbageLines] on stdout before it serves as [MCPGo],
 	// and [GarbageTail] (no newline) when its stdin ends.
 	Garbage = "garbage"
-	// Hang reads its stdin and never answers; it exits on SIGTERM (status
-	// 143), not when its stdin ends.
+	// Hang writes [HangingLine] when it is ready, then reads its stdin and
+	// never answers; it exits on SIGTERM (status 143), not when its stdin
+	// ends.
 	Hang = "hang"
 	// HangHard is Hang that also ignores SIGTERM: only SIGKILL ends it.
 	HangHard = "hang-hard"
@@ -51,6 +52,10 @@ var GarbageLines = []string{
 // ends.
 const GarbageTail = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`
 
+// HangingLine is the one line [Hang] and [HangHard] write, once their
+// signals are set up.
+const HangingLine = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hanging"}}`
+
 // faultyKinds run the faulty kinds; each returns the exit status.
 var faultyKinds = map[string]func() int{
 	ExitAtStart: func() int {
@@ -66,6 +71,7 @@ var faultyKinds = map[string]func() int{
 		return exitStatusOf(err)
 	},
 	Hang: func() int {
+		os.Stdout.WriteString(HangingLine + "\n")
 		io.Copy(io.Discard, os.Stdin)
 		for {
 			time.Sleep(time.Hour)
@@ -73,6 +79,7 @@ var faultyKinds = map[string]func() int{
 	},
 	HangHard: func() int {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		os.Stdout.WriteString(HangingLine + "\n")
 		io.Copy(io.Discard, os.Stdin)
 		for {
 			time.Sleep(time.Hour)
