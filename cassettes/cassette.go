@@ -164,6 +164,11 @@ type Message struct {
 	AtMs    Millis          `json:"atMs"`
 	Message json.RawMessage `json:"message,omitempty"`
 	Raw     *string         `json:"raw,omitempty"`
+	// Batch, when not 0, numbers the JSON-RPC batch (2025-03-26) the
+	// message arrived in: messages of one interaction, or of interactions
+	// that follow each other, with the same number came as one array
+	// (numbered as Interaction.Batch, which numbers client batches).
+	Batch int `json:"batch,omitempty"`
 }
 
 // Kind says which of an interaction's forms is set.

@@ -106,6 +106,8 @@ func decodeMessage(raw []byte) (Message, error) {
 			m.Message = rawOrNil(v)
 		case "raw":
 			m.Raw, err = strPtr(v)
+		case "batch":
+			m.Batch, err = integer(v)
 		default:
 			err = errors.New("unknown member")
 		}

@@ -456,7 +456,7 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 		b.notification(from, msg, raw, at, batch)
 		return false
 	default:
-		return b.response(from, msg, raw, at)
+		return b.response(from, msg, raw, at, batch)
 	}
 }
 
@@ -483,7 +483,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	// (the latest one), or stands alone.
 	if owner, ok := b.owner(); ok {
 		in := &b.c.Interactions[owner]
-		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
+		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
 		b.serverReqs[msg.ID] = owner
 		b.landed = owner
 		return false
@@ -530,7 +530,7 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 	}
 	if ok {
 		in := &b.c.Interactions[owner]
-		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
+		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
 		b.landed = owner
 		return
 	}
@@ -549,7 +549,7 @@ func isStateChange(method string) bool {
 	return false
 }
 
-func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis) bool {
+func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) bool {
 	if from == cassettes.FromServer {
 		idx, ok := b.pending[msg.ID]
 		if !ok {
@@ -560,7 +560,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		livelog.Message(b.log, dirOf(from), msg, time.Duration(float64(at-b.started[idx])*1e6), "")
 		delete(b.pending, msg.ID)
 		b.pendingOrder = slices.DeleteFunc(b.pendingOrder, func(id jsonrpc.ID) bool { return id == msg.ID })
-		b.c.Interactions[idx].Response = &cassettes.Message{From: from, AtMs: at, Message: raw}
+		b.c.Interactions[idx].Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
 		return true
 	}
@@ -576,12 +576,12 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 	if b.topLevel[msg.ID] {
 		delete(b.topLevel, msg.ID)
 		livelog.Message(b.log, dirOf(from), msg, time.Duration(float64(at-b.started[idx])*1e6), "")
-		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw}
+		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
 		return true
 	}
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
-	in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw})
+	in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
 	b.landed = idx
 	return false
 }

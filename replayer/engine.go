@@ -167,6 +167,7 @@ type recorded struct {
 type followup struct {
 	raw     []byte
 	request bool // a server-to-client request: gets a fresh id
+	batch   int  // the recorded server batch it came in (Step.Batch)
 }
 
 // New prepares a cassette for replay.
@@ -214,9 +215,9 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			last = n
 		case in.From == cassettes.FromServer && in.Request != nil:
-			e.followers[last] = append(e.followers[last], &followup{raw: in.Request, request: true})
+			e.followers[last] = append(e.followers[last], &followup{raw: in.Request, request: true, batch: in.Batch})
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			e.followers[last] = append(e.followers[last], &followup{raw: in.Notification})
+			e.followers[last] = append(e.followers[last], &followup{raw: in.Notification, batch: in.Batch})
 		case in.From == cassettes.FromServer && in.Raw != nil:
 			e.followers[last] = append(e.followers[last], &followup{raw: []byte(*in.Raw)})
 		}

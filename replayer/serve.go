@@ -188,6 +188,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			d()
 		}
 	}
+	inBatch := respond != nil
 	if respond == nil {
 		respond = c.send
 	}
@@ -257,18 +258,25 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			delete(c.inflight, msg.ID)
 			c.mu.Unlock()
 		}()
-		c.run(rctx, plan, start, respond)
+		c.run(rctx, plan, start, respond, inBatch)
 	}()
 }
 
 // run carries out a plan. When the request is cancelled, what is left of
 // the plan is dropped.
-func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond func([]byte)) {
+func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond func([]byte), inBatch bool) {
 	log := c.e.opts.Logger
 	sent := 0
-	for _, st := range plan.Steps {
+	for i := 0; i < len(plan.Steps); i++ {
+		st := plan.Steps[i]
 		switch st.Kind {
 		case StepSend, StepHTTPStatus:
+			if n := batchRun(plan.Steps[i:]); n > 1 && plan.Trickle == 0 && plan.CutAfter == 0 {
+				// A recorded server batch: one line (protocol_batch.go).
+				c.sendBatch(plan.Steps[i:i+n], start, respond, inBatch)
+				i += n - 1
+				break
+			}
 			if st.Notify {
 				c.s.publish(st.Message)
 				break

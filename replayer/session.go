@@ -59,6 +59,10 @@ type Step struct {
 	// request (a list change): front ends hand it to Session.Publish,
 	// which routes it to where the client listens.
 	Notify bool
+	// Batch, when not 0, is the recorded server batch (2025-03-26) of a
+	// StepSend: consecutive steps with the same Batch came as one JSON-RPC
+	// array, and a stream front end sends them as one line.
+	Batch int
 
 	// For a StepAwaitReply: the recorded reply, the server request's
 	// method, and the live id of the client request it belongs to.
@@ -244,7 +248,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 		}
 		if m.Raw != nil {
 			pace(m.AtMs)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw)})
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw), Batch: m.Batch})
 			continue
 		}
 		sm, err := jsonrpc.Parse(m.Message)
@@ -266,7 +270,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 				continue
 			}
 			pace(m.AtMs)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: subscriptionNotification(sm.Method)})
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: subscriptionNotification(sm.Method), Batch: m.Batch})
 		case jsonrpc.KindRequest:
 			pace(m.AtMs)
 			id := s.freshID()
@@ -284,14 +288,14 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 					break
 				}
 			}
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out}, await)
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Batch: m.Batch}, await)
 		}
 	}
 	if in.Response != nil && in.Response.Message != nil {
 		pace(in.Response.AtMs)
 		out, err := jsonrpc.WithID(in.Response.Message, msg.ID)
 		if err == nil {
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out})
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out, Batch: in.Response.Batch})
 		}
 	} else {
 		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
@@ -342,7 +346,7 @@ func (s *Session) followUps(r *recorded) []Step {
 				}
 				notify = subscriptionNotification(m.Method)
 			}
-			steps = append(steps, Step{Kind: StepSend, Message: out, Notify: notify})
+			steps = append(steps, Step{Kind: StepSend, Message: out, Notify: notify, Batch: f.batch})
 		}
 	}
 	return steps

@@ -1,0 +1,58 @@
+package replayer
+
+import (
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// This file replays the batches a server of 2025-03-26 sent: server
+// messages recorded as one JSON-RPC array (cassettes.Message.Batch,
+// Interaction.Batch) that a plan sends one after the other go to a stream
+// client as one array line again.
+
+// batchRun returns how many steps from the first one on are sends of one
+// recorded server batch (1 when the first is no batch member).
+func batchRun(steps []Step) int {
+	b := steps[0].Batch
+	if b == 0 || steps[0].Kind != StepSend || steps[0].Notify {
+		return 1
+	}
+	n := 1
+	for n < len(steps) && steps[n].Kind == StepSend && !steps[n].Notify && steps[n].Batch == b {
+		n++
+	}
+	return n
+}
+
+// sendBatch sends the steps of one recorded server batch as one line. The
+// answer to a request of a client batch goes with the other answers of
+// that batch instead (respond collects them).
+func (c *conn) sendBatch(steps []Step, start time.Time, respond func([]byte), inBatch bool) {
+	log := c.e.opts.Logger
+	var line [][]byte
+	for _, st := range steps {
+		if m, err := jsonrpc.Parse(st.Message); err == nil {
+			var lat time.Duration
+			if st.Response {
+				lat = time.Since(start)
+			}
+			livelog.Message(log, livelog.ToClient, m, lat, "in a batch, as recorded")
+		} else {
+			livelog.Raw(log, livelog.ToClient, st.Message, "in a batch, as recorded")
+		}
+		if st.Response && inBatch {
+			respond(st.Message)
+			continue
+		}
+		line = append(line, st.Message)
+	}
+	switch len(line) {
+	case 0:
+	case 1:
+		c.send(line[0])
+	default:
+		c.send(jsonrpc.JoinBatch(line))
+	}
+}
