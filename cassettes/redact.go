@@ -215,6 +215,17 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 func (rd *Redactor) Redact(c *Cassette) (changes int) {
 	n := 0
 	rd.at = -1
+	if rd.rules.SecretLikeNames { // redact_args.go
+		if args, k := RedactArgs(c.Meta.Server); k > 0 {
+			for i := range args {
+				if args[i] != c.Meta.Server[i] {
+					rd.report(fmt.Sprintf("meta.server[%d]", i), "secret-like name")
+				}
+			}
+			c.Meta.Server = args
+			n += k
+		}
+	}
 	for i, s := range c.Meta.Server {
 		rd.part = fmt.Sprintf("meta.server[%d]", i)
 		if out, k := rd.text(s); k > 0 {

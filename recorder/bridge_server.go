@@ -75,7 +75,7 @@ func NewStdioBridge(argv []string, stderr io.Writer, rec *Recorder, opts *Bridge
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("recorder: start server %q: %w", argv[0], err)
+		return nil, startError(argv, err) // stdio.go
 	}
 	b := &StdioBridge{cmd: cmd, stdin: stdin, rec: rec, log: o.Logger, max: o.MaxMessage, stop: o.StopTimeout,
 		waiting: map[jsonrpc.ID]*postState{}, tokens: map[string]*postState{}, gets: map[*getState]bool{},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -75,7 +76,7 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 		return 0, fmt.Errorf("recorder: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("recorder: start server %q: %w", argv[0], err)
+		return 0, startError(argv, err)
 	}
 
 	out := &lockedWriter{w: clientOut}
@@ -167,6 +168,15 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 		}), '\n'))
 	}
 	return status, nil
+}
+
+// startError says that the server could not start. It names the program
+// but gives away no secret of a NAME=VALUE written as for a shell.
+func startError(argv []string, err error) error {
+	if shown, n := cassettes.RedactArgs(argv[:1]); n > 0 {
+		return fmt.Errorf("recorder: start server %q: %s", shown[0], strings.ReplaceAll(err.Error(), argv[0], shown[0]))
+	}
+	return fmt.Errorf("recorder: start server %q: %w", argv[0], err)
 }
 
 // forwardLines copies r to w line by line, each line as soon as it is
