@@ -74,6 +74,8 @@ type HTTPHandler struct {
 	stateless map[string]*Session
 	closed    bool
 	done      chan struct{} // closed by Close
+
+	params paramBindings // the tools' Mcp-Param-* headers (http_params.go)
 }
 
 // Handler returns an HTTP front end for the engine.

@@ -21,7 +21,17 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 	}
 	msg := msgs[0].msg
 	if msg.Kind() == jsonrpc.KindRequest {
-		if status, code, text, data := checkHeaders(r.Header, msg); status != 0 {
+		status, code, text, data := checkHeaders(r.Header, msg)
+		if status == 0 && msg.Method == "tools/call" {
+			// http_params.go: the Mcp-Param-* headers of the tool.
+			var name string
+			if raw, err := jsonrpc.Member(msg.Params, "name"); err == nil && raw != nil && json.Unmarshal(raw, &name) == nil {
+				if text = checkParamHeaders(r.Header, msg.Params, h.params.of(h.e.cassette, name)); text != "" {
+					status, code = http.StatusBadRequest, CodeHeaderMismatch
+				}
+			}
+		}
+		if status != 0 {
 			h.e.stats.messages.Add(1)
 			h.e.opts.Logger.Warn(fmt.Sprintf("refused %s: %s", msg.Method, text))
 			writeRPCError(w, status, msg.ID, code, text, data)
