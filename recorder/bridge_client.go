@@ -3,7 +3,6 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/mcphttp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -195,49 +196,7 @@ func (b *clientBridge) setHeaders(h http.Header, msg *jsonrpc.Message) {
 	if session != "" {
 		h.Set("Mcp-Session-Id", session)
 	}
-	if msg != nil {
-		if meta, _ := jsonrpc.Member(msg.Params, "_meta"); meta != nil {
-			if v, _ := jsonrpc.Member(meta, "io.modelcontextprotocol/protocolVersion"); v != nil {
-				var s string
-				if json.Unmarshal(v, &s) == nil && s != "" {
-					version = s
-				}
-			}
-		}
-		if msg.Method != "" {
-			h.Set("Mcp-Method", msg.Method)
-		}
-		switch msg.Method {
-		case "tools/call", "prompts/get", "resources/read":
-			for _, key := range []string{"name", "uri"} {
-				if v, _ := jsonrpc.Member(msg.Params, key); v != nil {
-					var s string
-					if json.Unmarshal(v, &s) == nil {
-						h.Set("Mcp-Name", headerValue(s))
-						break
-					}
-				}
-			}
-		}
-	}
-	if version != "" {
-		h.Set("Mcp-Protocol-Version", version)
-	}
-}
-
-// headerValue encodes s as the Value Encoding of 2026-07-28 asks: as is if
-// it is plain visible ASCII, else =?base64?...?=.
-func headerValue(s string) string {
-	plain := s == strings.TrimSpace(s) && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
-	for i := 0; plain && i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+	mcphttp.SetRequestHeaders(h, msg, version)
 }
 
 // post sends req and delivers what comes back to the client. ids are the

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpmock/mcpmock/internal/mcphttp"
+
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -224,9 +226,8 @@ func (u *Upstream) post(ctx context.Context, body []byte, each func([]byte) bool
 	if u.sessionID != "" {
 		req.Header.Set("Mcp-Session-Id", u.sessionID)
 	}
-	if u.protocol != "" {
-		req.Header.Set("MCP-Protocol-Version", u.protocol)
-	}
+	msg, _ := jsonrpc.Parse(body) // nil for what is not one message
+	mcphttp.SetRequestHeaders(req.Header, msg, u.protocol)
 	resp, err := u.client.Do(req)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
