@@ -155,9 +155,11 @@ type httpSession struct {
 
 	sse bool // an HTTP+SSE session (set before it is shared)
 
-	mu       sync.Mutex // guards queue, streamed, inflight and ended
+	mu       sync.Mutex // guards queue, streamed, stream, inflight and ended
 	queue    [][]byte   // messages waiting for the stream
 	streamed bool       // a GET stream is open
+	// The GET stream's events, for Last-Event-ID (http_resume.go).
+	stream   streamLog
 	inflight map[jsonrpc.ID]context.CancelCauseFunc
 	ended    bool
 	detach   func()         // removes the session's outlet for Notify
@@ -281,7 +283,15 @@ func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter
 	}
 	for {
 		for _, msg := range hs.take() {
-			if sw.event("message", msg) != nil {
+			var err error
+			if hs.sse {
+				err = sw.event("message", msg)
+			} else {
+				// The GET stream: each event gets an id and is kept
+				// for a client that resumes (http_resume.go).
+				err = sw.eventID(hs.logEvent(msg), "message", msg)
+			}
+			if err != nil {
 				return
 			}
 		}
@@ -355,20 +365,16 @@ func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	hs.mu.Lock()
-	busy := hs.streamed
-	hs.streamed = true
-	hs.mu.Unlock()
-	if busy {
-		http.Error(w, "Conflict: only one GET stream is allowed per session", http.StatusConflict)
+	ctx, done, ok := hs.openStream(w, r) // http_resume.go
+	if !ok {
 		return
 	}
-	defer func() {
-		hs.mu.Lock()
-		hs.streamed = false
-		hs.mu.Unlock()
-	}()
-	h.stream(r.Context(), hs, newSSEWriter(w, nil))
+	defer hs.closeStream(done)
+	sw := newSSEWriter(w, nil)
+	if hs.resend(r.Header.Get("Last-Event-ID"), sw, h.e.opts.Logger) != nil {
+		return
+	}
+	h.stream(ctx, hs, sw)
 }
 
 func (h *HTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {

@@ -67,12 +67,28 @@ func (s *sseWriter) event(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	var b bytes.Buffer
+	id := ""
 	if len(s.ids) > 0 {
-		if s.ids[0] != "" {
-			b.WriteString("id: " + s.ids[0] + "\n")
-		}
-		s.ids = s.ids[1:]
+		id, s.ids = s.ids[0], s.ids[1:]
+	}
+	return s.write(id, name, data)
+}
+
+// eventID writes one event with the given id.
+func (s *sseWriter) eventID(id, name string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return s.write(id, name, data)
+}
+
+// write writes an event; s.mu is held.
+func (s *sseWriter) write(id, name string, data []byte) error {
+	var b bytes.Buffer
+	if id != "" {
+		b.WriteString("id: " + id + "\n")
 	}
 	if name != "" {
 		b.WriteString("event: " + name + "\n")
