@@ -160,6 +160,11 @@ type recorded struct {
 	req         matcher.Request
 	interaction *cassettes.Interaction
 	m           matcher.Matcher // the effective matcher (match.go)
+	// mrtrState and mrtrRetry say whether the request is the retry of a
+	// multi-round-trip request, and with what requestState (protocol.go),
+	// worked out once.
+	mrtrState string
+	mrtrRetry bool
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -205,6 +210,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			n := len(e.requests)
 			r := &recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
+			r.mrtrState, r.mrtrRetry = mrtrState(msg.Params)
 			if err := e.index.add(r); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}

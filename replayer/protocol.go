@@ -213,7 +213,7 @@ func (s *Session) narrow(live matcher.Request, matches []int) []int {
 	state, retry := mrtrState(live.Params)
 	var same, kind []int
 	for _, n := range matches {
-		rs, rretry := mrtrState(e.requests[n].req.Params)
+		rs, rretry := e.requests[n].mrtrState, e.requests[n].mrtrRetry
 		if rretry == retry {
 			kind = append(kind, n)
 			if retry && rs == state {
