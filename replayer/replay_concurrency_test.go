@@ -114,4 +114,3 @@ func TestConcurrentHTTPReplay(t *testing.T) {
 		t.Error(err)
 	}
 }
-
