@@ -10,7 +10,6 @@ import (
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,52 +52,7 @@ func RunGoSDK(ctx context.Context, r io.ReadCloser, w io.WriteCloser, opts Clien
 		return nil, fmt.Errorf("go-sdk client: connect: %w", err)
 	}
 	defer cs.Close()
-
-	var tr Transcript
-	// fail turns err into a Step if it is a JSON-RPC error response, and
-	// reports whether the script must stop.
-	fail := func(op string, err error) (bool, error) {
-		var werr *jsonrpc.Error
-		if errors.As(err, &werr) {
-			tr = append(tr, Step{Op: op, Error: protocolError(werr.Code, werr.Message)})
-			return false, nil
-		}
-		return true, fmt.Errorf("go-sdk client: %s: %w", op, err)
-	}
-
-	var cursor string
-	for n := 1; n <= maxPages; n++ {
-		op := pageOp(n)
-		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-		if err != nil {
-			stop, err := fail(op, err)
-			if stop {
-				return tr, err
-			}
-			break
-		}
-		var names []string
-		for _, t := range res.Tools {
-			names = append(names, t.Name)
-		}
-		tr = append(tr, Step{Op: op, Result: pageResult(names)})
-		if res.NextCursor == "" {
-			break
-		}
-		cursor = res.NextCursor
-	}
-
-	for _, c := range script() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
-		if err != nil {
-			if stop, err := fail(c.op(), err); stop {
-				return tr, err
-			}
-			continue
-		}
-		tr = append(tr, Step{Op: c.op(), Result: summarizeGoSDK(res)})
-	}
-	return tr, cs.Close()
+	return goSDKScript(ctx, cs)
 }
 
 func summarizeGoSDK(res *mcp.CallToolResult) string {
@@ -153,51 +107,9 @@ func RunMCPGo(ctx context.Context, r io.ReadCloser, w io.WriteCloser, opts Clien
 		return nil, fmt.Errorf("mcp-go client: initialize: %w", err)
 	}
 
-	var tr Transcript
-	fail := func(op string, err error) (bool, error) {
-		if code, msg, ok := mcpgoProtocolError(err); ok {
-			tr = append(tr, Step{Op: op, Error: protocolError(code, msg)})
-			return false, nil
-		}
-		return true, fmt.Errorf("mcp-go client: %s: %w", op, err)
-	}
-
-	var cursor mcpgo.Cursor
-	for n := 1; n <= maxPages; n++ {
-		op := pageOp(n)
-		var req mcpgo.ListToolsRequest
-		req.Params.Cursor = cursor
-		res, err := c.ListToolsByPage(ctx, req)
-		if err != nil {
-			stop, err := fail(op, err)
-			if stop {
-				return tr, err
-			}
-			break
-		}
-		var names []string
-		for _, t := range res.Tools {
-			names = append(names, t.Name)
-		}
-		tr = append(tr, Step{Op: op, Result: pageResult(names)})
-		if res.NextCursor == "" {
-			break
-		}
-		cursor = res.NextCursor
-	}
-
-	for _, call := range script() {
-		var req mcpgo.CallToolRequest
-		req.Params.Name = call.name
-		req.Params.Arguments = call.args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			if stop, err := fail(call.op(), err); stop {
-				return tr, err
-			}
-			continue
-		}
-		tr = append(tr, Step{Op: call.op(), Result: summarizeMCPGo(res)})
+	tr, err := mcpgoScript(ctx, c)
+	if err != nil {
+		return tr, err
 	}
 	return tr, c.Close()
 }
