@@ -3,13 +3,12 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcpmock/mcpmock/internal/toolschema"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -59,7 +58,7 @@ func (g *Guard) resultProblem(name string, result json.RawMessage) (why, by stri
 	}
 	s, err := g.schema.get(name, t.outputSchema)
 	if err != nil {
-		g.log.Warn(fmt.Sprintf("mcpmock guard: tool %s: its outputSchema is not usable, results are not checked: %v", name, oneLine(err.Error())))
+		g.log.Warn(fmt.Sprintf("mcpmock guard: tool %s: its outputSchema is not usable, results are not checked: %v", name, toolschema.OneLine(err.Error())))
 		return "", ""
 	}
 	if len(r.StructuredContent) == 0 || string(r.StructuredContent) == "null" {
@@ -70,7 +69,7 @@ func (g *Guard) resultProblem(name string, result json.RawMessage) (why, by stri
 		return "its structuredContent is not JSON: " + err.Error(), "outputSchema"
 	}
 	if err := s.Validate(inst); err != nil {
-		return "its structuredContent does not match the tool's outputSchema: " + strings.Join(problems(err), "; "), "outputSchema"
+		return "its structuredContent does not match the tool's outputSchema: " + strings.Join(toolschema.Problems(err), "; "), "outputSchema"
 	}
 	return "", ""
 }
@@ -97,58 +96,7 @@ func (sc *schemas) get(name string, raw json.RawMessage) (*jsonschema.Schema, er
 		return c.s, c.err
 	}
 	c := compiled{text: string(raw)}
-	c.s, c.err = compile(name, raw)
+	c.s, c.err = toolschema.Compile("output", name, raw)
 	sc.byTool[name] = c
 	return c.s, c.err
 }
-
-func compile(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{}) // schemas refer to nothing outside themselves
-	u := "mcpmock:/tools/" + url.PathEscape(name) + "/outputSchema"
-	if err := c.AddResource(u, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(u)
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("the guard loads no schema from outside the tool (%s)", u)
-}
-
-// problems flattens a validation error into one entry per failing place.
-func problems(err error) []string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{oneLine(err.Error())}
-	}
-	var out []string
-	var walk func(u jsonschema.OutputUnit)
-	walk = func(u jsonschema.OutputUnit) {
-		if len(u.Errors) == 0 && u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			out = append(out, loc+": "+u.Error.String())
-		}
-		for _, c := range u.Errors {
-			walk(c)
-		}
-	}
-	walk(*ve.BasicOutput())
-	if len(out) == 0 {
-		out = []string{oneLine(ve.Error())}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

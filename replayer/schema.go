@@ -3,11 +3,11 @@ package replayer
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcpmock/mcpmock/internal/toolschema"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -38,11 +38,6 @@ type toolSchemas struct {
 	// problems are schemas that did not compile and recorded results that
 	// break their outputSchema, reported once through the logger.
 	problems []error
-}
-
-// schemaURL names a tool's schema inside the compiler.
-func schemaURL(kind, tool string) string {
-	return "mcpmock:/tools/" + kind + "/" + tool
 }
 
 // compileToolSchemas reads the tools/list results and the initialize result
@@ -97,28 +92,12 @@ func compileToolSchemas(c *cassettes.Cassette) *toolSchemas {
 // compile compiles one schema; one that does not compile is noted and not
 // enforced (nil).
 func (ts *toolSchemas) compile(kind, tool string, raw json.RawMessage, at int) *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	s, err := toolschema.Compile(kind, tool, raw)
 	if err == nil {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		// Schemas refer to nothing outside themselves: no file or network
-		// loading.
-		c.UseLoader(noLoader{})
-		if err = c.AddResource(schemaURL(kind, tool), doc); err == nil {
-			var s *jsonschema.Schema
-			if s, err = c.Compile(schemaURL(kind, tool)); err == nil {
-				return s
-			}
-		}
+		return s
 	}
-	ts.problems = append(ts.problems, fmt.Errorf("interaction %d: tool %q: its %sSchema is not usable, replay does not check it: %v", at+1, tool, kind, oneLine(err.Error())))
+	ts.problems = append(ts.problems, fmt.Errorf("interaction %d: tool %q: its %sSchema is not usable, replay does not check it: %v", at+1, tool, kind, toolschema.OneLine(err.Error())))
 	return nil
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("mcpmock loads no schema from outside the cassette (%s)", url)
 }
 
 // schemas returns the engine's compiled tool schemas, compiling them on
@@ -181,7 +160,7 @@ func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan
 	if version == "" {
 		version = ts.version
 	}
-	problems := validationProblems(verr)
+	problems := toolschema.Problems(verr)
 	text := fmt.Sprintf("Invalid arguments for tool %s: %s", p.Name, strings.Join(problems, "; "))
 	e.opts.Logger.Warn("mcpmock: " + text + " (checked against the recorded inputSchema)")
 	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: invalidArguments(msg.ID, version, text, p.Name, problems)}}}
@@ -207,39 +186,6 @@ func invalidArguments(id jsonrpc.ID, version, text, tool string, problems []stri
 	}
 	raw, _ := json.Marshal(result)
 	return jsonrpc.Response(id, raw)
-}
-
-// validationProblems flattens a validation error into one line per failing
-// place: "/days: got string, want integer".
-func validationProblems(err error) []string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{oneLine(err.Error())}
-	}
-	var out []string
-	var walk func(u jsonschema.OutputUnit)
-	walk = func(u jsonschema.OutputUnit) {
-		if len(u.Errors) == 0 && u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			out = append(out, loc+": "+u.Error.String())
-		}
-		for _, c := range u.Errors {
-			walk(c)
-		}
-	}
-	walk(*ve.BasicOutput())
-	if len(out) == 0 {
-		out = []string{oneLine(ve.Error())}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // checkOutputs validates the structuredContent of every recorded tools/call
@@ -288,7 +234,7 @@ func checkOutputs(c *cassettes.Cassette, ts *toolSchemas) []error {
 			continue
 		}
 		if err := sch.Validate(inst); err != nil {
-			errs = append(errs, fmt.Errorf("interaction %d: tool %q: structuredContent does not match its outputSchema: %s", i+1, p.Name, strings.Join(validationProblems(err), "; ")))
+			errs = append(errs, fmt.Errorf("interaction %d: tool %q: structuredContent does not match its outputSchema: %s", i+1, p.Name, strings.Join(toolschema.Problems(err), "; ")))
 		}
 	}
 	return errs
