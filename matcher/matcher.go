@@ -146,6 +146,10 @@ type Keyer interface {
 // every request.)
 type KeyDecider interface {
 	KeyDecides(recorded Request) bool
+	// ExactKey keys a request for exactness: a decided match is Exact
+	// (needed no loosening rule) when the exact keys are equal too. It is
+	// "" when the index key is exact already.
+	ExactKey(r Request) string
 }
 
 // Handshake reports whether a method is a handshake that the default matcher

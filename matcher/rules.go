@@ -196,13 +196,25 @@ func (r *rules) Match(recorded, live Request) Result {
 }
 
 // KeyDecides reports whether, for this recorded request, equal index keys
-// decide the match on their own: no rule loosens it and it holds no
-// placeholder, so the key is the base matcher's exact key.
+// decide the match on their own: the rules that apply to it only ignore
+// paths (which the index key leaves out) and it holds no placeholder.
 func (r *rules) KeyDecides(req Request) bool {
 	if _, ok := r.base.(Keyer); !ok {
 		return false
 	}
-	return r.rulesFor(req).empty && !mayHavePlaceholders(req.Params)
+	c := r.rulesFor(req)
+	onlyIgnore := len(c.checks) == 0 && len(c.unordered) == 0 && len(c.subset) == 0 && !c.subsetAll
+	return onlyIgnore && !mayHavePlaceholders(req.Params)
+}
+
+// ExactKey is the base matcher's key: a match decided by the index key is
+// exact when the exact keys are equal too (nothing was ignored). It is ""
+// when no rule applies to the request: the index key is exact already.
+func (r *rules) ExactKey(req Request) string {
+	if r.rulesFor(req).empty {
+		return ""
+	}
+	return r.base.(Keyer).Key(req)
 }
 
 // IndexKey keys a request with every path that a rule loosens taken out.

@@ -3,6 +3,7 @@ package replayer
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"slices"
 	"sort"
@@ -23,8 +24,12 @@ type index struct {
 	byConfig map[string]int    // merged configuration (JSON) → matchers index
 	buckets  map[string]*bucket
 	// decides[pos] says that an equal index key alone makes the recorded
-	// request at pos match live exactly (matcher.KeyDecider).
+	// request at pos match live (matcher.Keyer, matcher.KeyDecider);
+	// exact[pos], for a KeyDecider, is the hash of its exact key, which
+	// says whether the match is exact.
 	decides map[int]bool
+	exact   map[int]uint64
+	seed    maphash.Seed
 }
 
 type bucket struct {
@@ -41,7 +46,7 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	if err != nil {
 		return nil, fmt.Errorf("replayer: the cassette's \"match\": %w", err)
 	}
-	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, buckets: map[string]*bucket{}, decides: map[int]bool{}}, nil
+	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, buckets: map[string]*bucket{}, decides: map[int]bool{}, exact: map[int]uint64{}, seed: maphash.MakeSeed()}, nil
 }
 
 func bucketKey(r matcher.Request) string { return r.Method + "\x00" + r.Tool() }
@@ -90,6 +95,9 @@ func (x *index) add(r *recorded) error {
 	case matcher.KeyDecider:
 		if d.KeyDecides(r.req) {
 			x.decides[r.pos] = true
+			if ek := d.ExactKey(r.req); ek != "" {
+				x.exact[r.pos] = maphash.String(x.seed, ek)
+			}
 		}
 	}
 	return nil
@@ -129,11 +137,31 @@ func (x *index) candidates(live matcher.Request) []int {
 func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 	e := s.e
 	var matches, loose []int
+	var liveExact map[matcher.Matcher]uint64 // exact-key hash of live, per matcher
 	for _, n := range e.index.candidates(live) {
 		r := e.requests[n]
 		if e.index.decides[n] {
-			// Found by an equal key that decides the match.
-			matches = append(matches, n)
+			// Found by an equal key that decides the match; exact unless
+			// a rule ignored a difference.
+			want, rules := e.index.exact[n]
+			if !rules {
+				matches = append(matches, n)
+				continue
+			}
+			d := r.m.(matcher.KeyDecider)
+			if liveExact == nil {
+				liveExact = map[matcher.Matcher]uint64{}
+			}
+			h, ok := liveExact[r.m]
+			if !ok {
+				h = maphash.String(e.index.seed, d.ExactKey(live))
+				liveExact[r.m] = h
+			}
+			if h == want {
+				matches = append(matches, n)
+			} else {
+				loose = append(loose, n)
+			}
 			continue
 		}
 		res := r.m.Match(r.req, live)

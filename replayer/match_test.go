@@ -243,3 +243,24 @@ func weatherCassette(n int, match string) *cassettes.Cassette {
 	}
 	return c
 }
+
+// TestExactBeforeLooseUnderOneRule: under a cassette-wide ignore rule, the
+// index key decides the match for both recorded calls, and the exact key
+// still puts the one that needs no rule first.
+func TestExactBeforeLooseUnderOneRule(t *testing.T) {
+	doc := cassette(
+		call(1, "roll", `{"seed":1}`, text("loose")),
+		call(2, "roll", `{"seed":5}`, text("exact")),
+	)
+	doc = strings.Replace(doc, `"meta":{},`, `"meta":{},"match":{"ignore":["arguments.seed"]},`, 1)
+	w, _ := serveCassette(t, doc, &Options{Strict: true})
+	var got []string
+	for i := range 2 {
+		w.send(matchCall(i, "roll", `{"seed":5}`))
+		got = append(got, resultText(t, w.recv()))
+	}
+	if strings.Join(got, " ") != "exact loose" {
+		t.Errorf("answers %q, want exact then loose", got)
+	}
+	w.close()
+}
