@@ -122,8 +122,9 @@ func (d *SSEDecoder) Flush() (Event, bool) {
 
 func (d *SSEDecoder) appendLine(p []byte) {
 	d.lineLen += len(p)
-	if room := d.max + 16 - len(d.line); room > 0 {
-		// Keep a little past max: enough for the field name.
+	if room := d.max + 17 - len(d.line); room > 0 {
+		// Keep a little past max: enough for the field name, its colon
+		// and the optional space.
 		d.line = append(d.line, p[:min(len(p), room)]...)
 	}
 }
@@ -148,6 +149,14 @@ func (d *SSEDecoder) endLine() (Event, bool) {
 		}
 	}
 	vlen := n - len(line) + len(value) // the value's length, kept or not
+	if string(name) != "data" && (vlen > len(value) || vlen > d.max+16-len(name)-1) {
+		// A field past the maximum (its value may have been cut): the
+		// event is past the maximum, rather than carrying a truncated type
+		// or id. The limit does not count the optional space, so what the
+		// writer writes reads back the same.
+		d.cur.TooLong, d.data = true, nil
+		return Event{}, false
+	}
 	switch string(name) {
 	case "data":
 		d.ndata++
