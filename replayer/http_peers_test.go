@@ -38,26 +38,8 @@ func recordStdio(t *testing.T, kind string, opts testpeer.ClientOptions) (*casse
 		defer wg.Done()
 		testpeer.Serve(ctx, kind, tapToServer, serverToTap)
 	}()
-	relay := func(from cassettes.Direction, r io.ReadCloser, w io.WriteCloser) {
-		defer wg.Done()
-		defer w.Close()
-		defer r.Close()
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				rec.Observe(from, line[:len(line)-1], time.Now())
-				if _, err := w.Write(line); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go relay(cassettes.FromClient, clientToTap, serverIn)
-	go relay(cassettes.FromServer, serverOut, tapToClient)
+	go relayLines(&wg, rec, cassettes.FromClient, clientToTap, serverIn)
+	go relayLines(&wg, rec, cassettes.FromServer, serverOut, tapToClient)
 	live, err := testpeer.RunGoSDK(ctx, clientR, clientW, opts)
 	if err != nil {
 		t.Fatalf("live session: %v", err)
@@ -138,6 +120,27 @@ func TestStdioCassetteReplaysOverHTTP(t *testing.T) {
 					})
 				}
 			})
+		}
+	}
+}
+
+// relayLines is an in-process tap for tests: it copies r to w line by line,
+// giving rec a copy of each line first, as recorder.Stdio does.
+func relayLines(wg *sync.WaitGroup, rec *recorder.Recorder, from cassettes.Direction, r io.ReadCloser, w io.WriteCloser) {
+	defer wg.Done()
+	defer w.Close()
+	defer r.Close()
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			rec.Observe(from, line[:len(line)-1], time.Now())
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
 		}
 	}
 }

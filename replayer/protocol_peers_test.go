@@ -1,7 +1,6 @@
 package replayer_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -222,26 +221,8 @@ func recordProtocol(t *testing.T, pageSize int, version string) (*cassettes.Cass
 		protocolServer(pageSize).Run(ctx, &mcp.IOTransport{Reader: serverR, Writer: serverW})
 		serverW.Close()
 	}()
-	relay := func(from cassettes.Direction, r io.ReadCloser, w io.WriteCloser) {
-		defer wg.Done()
-		defer w.Close()
-		defer r.Close()
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				rec.Observe(from, line[:len(line)-1], time.Now())
-				if _, err := w.Write(line); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go relay(cassettes.FromClient, tapFromClient, tapToServer)
-	go relay(cassettes.FromServer, tapFromServer, tapToClient)
+	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
+	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
 	pc := newProtocolClient("octocat")
 	cs, err := pc.client().Connect(ctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

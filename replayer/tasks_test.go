@@ -171,26 +171,8 @@ func TestTasksReplayWithLiveIDs(t *testing.T) {
 		mgserver.NewStdioServer(taskServer()).Listen(ctx, serverR, serverW)
 		serverW.Close()
 	}()
-	relay := func(from cassettes.Direction, r io.ReadCloser, w io.WriteCloser) {
-		defer wg.Done()
-		defer w.Close()
-		defer r.Close()
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				rec.Observe(from, line[:len(line)-1], time.Now())
-				if _, err := w.Write(line); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go relay(cassettes.FromClient, tapFromClient, tapToServer)
-	go relay(cassettes.FromServer, tapFromServer, tapToClient)
+	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
+	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
 	recordedID, live := taskSession(t, newRawClient(clientR, clientW))
 	clientW.Close()
 	serverR.Close()
