@@ -154,7 +154,12 @@ func taskServer() *mgserver.MCPServer {
 // A task session with a real mcp-go server, recorded, replays to a client
 // with a fresh task id that tasks/get, tasks/result, tasks/list and
 // tasks/cancel know; an unknown task id gets -32602.
-func TestTasksReplayWithLiveIDs(t *testing.T) {
+// recordTasks records taskSession between a raw client and a real mcp-go
+// server with tasks, through an in-process tap: the cassette, the task id
+// the server made, what the client saw, and the number of recorded
+// notifications/tasks/status.
+func recordTasks(t *testing.T) (c *cassettes.Cassette, recordedID string, live []string, recordedStatus int) {
+	t.Helper()
 	rec, err := recorder.New("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +178,7 @@ func TestTasksReplayWithLiveIDs(t *testing.T) {
 	}()
 	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
 	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
-	recordedID, live := taskSession(t, newRawClient(clientR, clientW))
+	recordedID, live = taskSession(t, newRawClient(clientR, clientW))
 	clientW.Close()
 	serverR.Close()
 	cancel()
@@ -181,8 +186,7 @@ func TestTasksReplayWithLiveIDs(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := rec.Cassette()
-	recordedStatus := 0
+	c = rec.Cassette()
 	for _, in := range c.Interactions {
 		for _, x := range in.Exchange {
 			if strings.Contains(string(x.Message), "notifications/tasks/status") {
@@ -196,7 +200,11 @@ func TestTasksReplayWithLiveIDs(t *testing.T) {
 	if recordedStatus == 0 {
 		t.Fatal("the recording has no notifications/tasks/status")
 	}
+	return c, recordedID, live, recordedStatus
+}
 
+func TestTasksReplayWithLiveIDs(t *testing.T) {
+	c, recordedID, live, recordedStatus := recordTasks(t)
 	e, err := replayer.New(c, nil)
 	if err != nil {
 		t.Fatal(err)
