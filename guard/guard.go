@@ -19,6 +19,7 @@ package guard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,6 +52,10 @@ type Options struct {
 	// Prompter asks the person; nil means there is no terminal, and calls
 	// that need confirmation are denied.
 	Prompter Prompter
+	// ConfirmTimeout is how long a call waits for a person's answer (in
+	// line behind other questions included) before it is denied; 0 means
+	// it waits as long as the client does.
+	ConfirmTimeout time.Duration
 	// CallTimeout is how long the server has to answer a tools/call; 0
 	// means no limit.
 	CallTimeout time.Duration
@@ -98,6 +103,11 @@ type Verdict struct {
 	// notifications/cancelled to send the server, or nils if the server
 	// answered in time.
 	Expire func() (toClient, toServer []byte)
+	// ToServer is a request of the guard's own to send the server besides
+	// the main action (a tools/list after notifications/tools/list_changed,
+	// or its next page). Its answer comes back through FromServer, which
+	// keeps it: neither it nor its answer is the client's, nor recorded.
+	ToServer []byte
 }
 
 // Prompter asks a person whether a tool call may go on.
@@ -132,13 +142,17 @@ type Guard struct {
 	audit  *auditor
 	schema *schemas
 
-	mu    sync.Mutex // guards tools, calls, lists, rate
+	mu    sync.Mutex // guards tools, calls, lists, rate, own, ownSeq
 	tools map[string]*tool
 	calls map[key]*call
 	lists map[key]bool
 	rate  map[string][]time.Time
+	// own are the guard's own tools/list requests in flight, with the
+	// names listed by their earlier pages.
+	own    map[key]map[string]bool
+	ownSeq int
 
-	promptMu sync.Mutex // one question at a time on the terminal
+	prompt chan struct{} // one question at a time on the terminal
 }
 
 type key struct {
@@ -184,6 +198,7 @@ func New(opts *Options) (*Guard, error) {
 	return &Guard{
 		o: o, log: o.Logger, audit: a, schema: newSchemas(),
 		tools: map[string]*tool{}, calls: map[key]*call{}, lists: map[key]bool{}, rate: map[string][]time.Time{},
+		own: map[key]map[string]bool{}, prompt: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -272,9 +287,12 @@ func (g *Guard) confirm(ctx context.Context, k key, ev event, by string) Verdict
 		g.decide(ev, DecisionDeny, "no terminal", "confirmation needed ("+by+") and no terminal to ask on")
 		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation and there is no terminal to ask on; it was denied and not made", ev.Tool))}
 	}
-	g.promptMu.Lock()
-	ok, err := g.o.Prompter.Confirm(ctx, Call{Tool: ev.Tool, Arguments: ev.args, Hints: g.hints(ev.Tool)})
-	g.promptMu.Unlock()
+	ok, err := g.ask(ctx, Call{Tool: ev.Tool, Arguments: ev.args, Hints: g.hints(ev.Tool)})
+	if errors.Is(err, ErrConfirmTimeout) {
+		d := g.o.ConfirmTimeout
+		g.decide(ev, DecisionDeny, "timeout", fmt.Sprintf("no answer at the terminal within %s (--confirm-timeout)", d))
+		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the confirmation of the call to tool %q timed out: no one answered at the terminal within %s; it was denied and not made", ev.Tool, d))}
+	}
 	if err != nil || !ok {
 		why := "declined at the terminal"
 		who := "person"
@@ -286,6 +304,32 @@ func (g *Guard) confirm(ctx context.Context, k key, ev event, by string) Verdict
 	}
 	g.decide(ev, DecisionAllow, "person", "allowed at the terminal")
 	return g.forwardCall(k, ev, ev.raw)
+}
+
+// ErrConfirmTimeout is the cause of the context a Prompter is given when
+// Options.ConfirmTimeout passes before the person answers.
+var ErrConfirmTimeout = errors.New("no answer within --confirm-timeout")
+
+// ask puts one question at a time to the person, within ConfirmTimeout
+// (the wait for an earlier question included). It returns ErrConfirmTimeout
+// when the time is up.
+func (g *Guard) ask(ctx context.Context, c Call) (bool, error) {
+	if g.o.ConfirmTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, g.o.ConfirmTimeout, ErrConfirmTimeout)
+		defer cancel()
+	}
+	select {
+	case g.prompt <- struct{}{}:
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+	defer func() { <-g.prompt }()
+	ok, err := g.o.Prompter.Confirm(ctx, c)
+	if err != nil && errors.Is(context.Cause(ctx), ErrConfirmTimeout) {
+		return false, ErrConfirmTimeout
+	}
+	return ok, err
 }
 
 // expire answers a call the server did not answer in time.
@@ -316,7 +360,8 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	switch msg.Kind() {
 	case jsonrpc.KindNotification:
 		if msg.Method == "notifications/tools/list_changed" {
-			g.log.Info("⚑ the server's tools changed: the new list is shown when the client lists them")
+			g.log.Info("⚑ the server's tools changed: the guard lists them itself")
+			return Verdict{Forward: raw, ToServer: g.ownList(session, "", nil)}
 		}
 		return Verdict{Forward: raw}
 	case jsonrpc.KindResponse:
@@ -324,6 +369,13 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 		return Verdict{Forward: raw}
 	}
 	k := key{session, msg.ID}
+	g.mu.Lock()
+	seen, own := g.own[k]
+	delete(g.own, k)
+	g.mu.Unlock()
+	if own {
+		return g.ownListed(session, msg, seen)
+	}
 	g.mu.Lock()
 	isList := g.lists[k]
 	delete(g.lists, k)

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 const listResult = `{"jsonrpc":"2.0","id":1,"result":{"tools":[
@@ -192,5 +197,103 @@ func TestHoldResolves(t *testing.T) {
 	v = g.FromClient("", msg).Hold(t.Context())
 	if !bytes.Equal(v.Forward, msg) {
 		t.Errorf("allowed: forwarded %s, want the call as sent", v.Forward)
+	}
+}
+
+// silentPrompter never answers: it waits for its context.
+type silentPrompter struct{ asked chan string }
+
+func (s silentPrompter) Confirm(ctx context.Context, c Call) (bool, error) {
+	s.asked <- c.Tool
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// TestConfirmTimeout: a question no one answers denies the call when
+// ConfirmTimeout passes, with a tool error that says so and an audit line
+// decided by "timeout"; a call waiting in line behind it has its own
+// time limit.
+func TestConfirmTimeout(t *testing.T) {
+	var audit syncBuffer
+	p := silentPrompter{make(chan string, 2)}
+	g := newGuard(t, &Options{Confirm: []string{"rm"}, Prompter: p, ConfirmTimeout: 50 * time.Millisecond, Audit: &audit})
+	first, second := make(chan Verdict), make(chan Verdict)
+	go func() { first <- g.FromClient("", callMsg(1, "rm", `{}`)).Hold(t.Context()) }()
+	if tool := <-p.asked; tool != "rm" {
+		t.Fatalf("asked about %q", tool)
+	}
+	go func() { second <- g.FromClient("", callMsg(2, "rm", `{}`)).Hold(t.Context()) }()
+	for i, v := range []Verdict{<-first, <-second} {
+		if v.Forward != nil || !strings.Contains(string(v.Reply), "timed out") || !strings.Contains(string(v.Reply), `"isError":true`) ||
+			!strings.Contains(string(v.Reply), fmt.Sprintf(`"id":%d`, i+1)) {
+			t.Errorf("call %d: %+v (reply %s), want a tool error saying the confirmation timed out", i+1, v, v.Reply)
+		}
+	}
+	if n := strings.Count(audit.String(), `"decision":"deny","by":"timeout"`); n != 2 {
+		t.Errorf("audit has %d denials by timeout, want 2:\n%s", n, audit.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestListChangedOwnList: after notifications/tools/list_changed the guard
+// asks the server itself, follows nextCursor, keeps the answers from the
+// client, and uses the new annotations and forgets removed tools.
+func TestListChangedOwnList(t *testing.T) {
+	var logs syncBuffer
+	g := newGuard(t, &Options{Confirm: []string{Destructive}, TrustServer: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	list(t, g) // read is read-only, rm destructive
+	if g.FromClient("", callMsg(2, "read", `{}`)).Hold != nil {
+		t.Fatal("read-only tool held before the change")
+	}
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	v := g.FromServer("", note)
+	if !bytes.Equal(v.Forward, note) || v.ToServer == nil {
+		t.Fatalf("list_changed: %+v, want it forwarded and a tools/list to the server", v)
+	}
+	req, err := jsonrpc.Parse(v.ToServer)
+	if err != nil || req.Method != "tools/list" || !strings.HasPrefix(string(req.ID), `"mcpmock-guard-`) {
+		t.Fatalf("the guard's own request %s (%v)", v.ToServer, err)
+	}
+	// Page 1: read is now destructive.
+	page1 := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"read","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}],"nextCursor":"c2"}}`, req.ID)
+	v = g.FromServer("", []byte(page1))
+	if v.Forward != nil || v.ToServer == nil {
+		t.Fatalf("page 1: %+v, want it kept from the client and the next page asked", v)
+	}
+	req2, _ := jsonrpc.Parse(v.ToServer)
+	if req2.ID == req.ID || !strings.Contains(string(v.ToServer), `"cursor":"c2"`) {
+		t.Fatalf("next page request %s", v.ToServer)
+	}
+	page2 := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"new","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`, req2.ID)
+	if v = g.FromServer("", []byte(page2)); v.Forward != nil || v.ToServer != nil {
+		t.Fatalf("page 2: %+v, want it kept and nothing more asked", v)
+	}
+	if g.FromClient("", callMsg(3, "read", `{}`)).Hold == nil {
+		t.Error("read, destructive since the change, is not held")
+	}
+	if g.FromClient("", callMsg(4, "new", `{}`)).Hold != nil {
+		t.Error("new, read-only, is held")
+	}
+	for _, want := range []string{"⚑ tool new: read-only", "⚑ tool read: destructive", "⚑ tool rm: no longer exposed", "⚑ tool temp: no longer exposed"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs.String())
+		}
 	}
 }

@@ -208,31 +208,9 @@ func (g *Guard) filterList(msg *jsonrpc.Message, raw []byte) []byte {
 	}
 	var kept []json.RawMessage
 	for _, rt := range res.Tools {
-		var t struct {
-			Name         string          `json:"name"`
-			Annotations  annotations     `json:"annotations"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		}
-		if json.Unmarshal(rt, &t) != nil {
+		if _, ok := g.expose(rt); ok {
 			kept = append(kept, rt)
-			continue
 		}
-		if by := g.refused(t.Name); by != "" {
-			g.log.Info(fmt.Sprintf("⚑ tool %s: hidden from the client (%s)", t.Name, by), slog.String("tool", t.Name), slog.String("guard", "hidden"))
-			continue
-		}
-		g.mu.Lock()
-		g.tools[t.Name] = &tool{ann: t.Annotations, outputSchema: t.OutputSchema}
-		g.mu.Unlock()
-		extra := ""
-		if len(t.OutputSchema) > 0 {
-			extra = ", has an outputSchema"
-		}
-		if c := g.needsConfirm(t.Name); c != "" {
-			extra += ", calls need confirmation"
-		}
-		g.log.Info(fmt.Sprintf("⚑ tool %s: %s%s", t.Name, g.describe(t.Annotations), extra), slog.String("tool", t.Name), slog.String("guard", "exposed"))
-		kept = append(kept, rt)
 	}
 	if len(kept) == len(res.Tools) {
 		return raw
@@ -249,4 +227,33 @@ func (g *Guard) filterList(msg *jsonrpc.Message, raw []byte) []byte {
 		return raw
 	}
 	return jsonrpc.Response(msg.ID, result)
+}
+
+// expose logs one tool of a tools/list answer and remembers its
+// annotations and outputSchema; it says whether the client may see it.
+func (g *Guard) expose(rt json.RawMessage) (name string, ok bool) {
+	var t struct {
+		Name         string          `json:"name"`
+		Annotations  annotations     `json:"annotations"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if json.Unmarshal(rt, &t) != nil {
+		return "", true
+	}
+	if by := g.refused(t.Name); by != "" {
+		g.log.Info(fmt.Sprintf("⚑ tool %s: hidden from the client (%s)", t.Name, by), slog.String("tool", t.Name), slog.String("guard", "hidden"))
+		return t.Name, false
+	}
+	g.mu.Lock()
+	g.tools[t.Name] = &tool{ann: t.Annotations, outputSchema: t.OutputSchema}
+	g.mu.Unlock()
+	extra := ""
+	if len(t.OutputSchema) > 0 {
+		extra = ", has an outputSchema"
+	}
+	if c := g.needsConfirm(t.Name); c != "" {
+		extra += ", calls need confirmation"
+	}
+	g.log.Info(fmt.Sprintf("⚑ tool %s: %s%s", t.Name, g.describe(t.Annotations), extra), slog.String("tool", t.Name), slog.String("guard", "exposed"))
+	return t.Name, true
 }

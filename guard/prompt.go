@@ -83,7 +83,11 @@ func (t *Terminal) Confirm(ctx context.Context, c Call) (bool, error) {
 		}
 		return yes, nil
 	case <-ctx.Done():
-		fmt.Fprint(t.rw, "\r\nmcpmock guard: the call was withdrawn before an answer\r\n")
+		if errors.Is(context.Cause(ctx), ErrConfirmTimeout) {
+			fmt.Fprint(t.rw, "\r\nmcpmock guard: no answer in time (--confirm-timeout): denied\r\n")
+		} else {
+			fmt.Fprint(t.rw, "\r\nmcpmock guard: the call was withdrawn before an answer\r\n")
+		}
 		return false, ctx.Err()
 	}
 }

@@ -46,6 +46,10 @@ type Verdict struct {
 	// Expire returns what to send the client and the server, or nils.
 	Timeout time.Duration
 	Expire  func() (toClient, toServer []byte)
+	// ToServer is a request of the interceptor's own for the server (a
+	// tools/list after list_changed); its answer comes back through
+	// FromServer. Neither is recorded.
+	ToServer []byte
 }
 
 // guardClientLines reads the client's messages, records each as the client
@@ -84,6 +88,9 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 			}()
 		case v.Reply != nil:
 			reply(v.Reply)
+		}
+		if v.ToServer != nil {
+			server.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
 		}
 		if v.Forward == nil {
 			return
@@ -127,8 +134,11 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 }
 
 // guardServerLines reads the server's messages and passes on (and records)
-// what the interceptor lets through.
-func guardServerLines(serverOut io.Reader, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
+// what the interceptor lets through; the interceptor's own requests go to
+// toServer, unrecorded. (A line is one Write: pipes and *os.File do not
+// interleave concurrent Writes, so this shares toServer with
+// guardClientLines.)
+func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
 	lr := jsonrpc.NewLineReader(serverOut, maxLine)
 	for {
 		line, err := lr.ReadLine()
@@ -141,6 +151,9 @@ func guardServerLines(serverOut io.Reader, toClient io.Writer, rec *Recorder, ic
 			return
 		}
 		v := ic.FromServer("", append([]byte(nil), line...))
+		if v.ToServer != nil {
+			toServer.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
+		}
 		if v.Forward == nil {
 			continue
 		}

@@ -100,7 +100,7 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	go func() {
 		defer close(serverDone)
 		if o.Guard != nil {
-			guardServerLines(childOut, out, rec, o.Guard, o.MaxLine)
+			guardServerLines(childOut, childIn, out, rec, o.Guard, o.MaxLine)
 		} else {
 			forwardLines(childOut, out, cassettes.FromServer, rec, o.MaxLine)
 		}

@@ -20,6 +20,7 @@ type guardFlags struct {
 	on             bool
 	allow, deny    []string
 	confirm        []string
+	confirmTimeout time.Duration
 	trustServer    bool
 	callTimeout    time.Duration
 	rateLimits     []string
@@ -37,6 +38,7 @@ func (f *guardFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.allow, "allow-tools", nil, "only these tools (comma-separated globs, repeatable) are listed and callable")
 	fs.StringSliceVar(&f.deny, "deny-tools", nil, "hide these tools (globs) from tools/list and refuse calls to them with -32602")
 	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"); no terminal denies")
+	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", 2*time.Minute, "deny a call that --confirm holds when no one answers within `DURATION` (0: wait as long as the client does)")
 	fs.BoolVar(&f.trustServer, "trust-server", false, "trust the server's tool annotations (readOnlyHint, destructiveHint...) for --confirm destructive")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a tools/call the server has not answered within `DURATION` with a tool error, and cancel it upstream")
 	fs.StringArrayVar(&f.rateLimits, "tool-rate-limit", nil, "at most N calls per DURATION of the tools matching the glob: `TOOL=N/DURATION` (get_weather=5/1m; repeatable)")
@@ -51,7 +53,7 @@ func (f *guardFlags) enabled() bool {
 	if f.fs == nil {
 		return false
 	}
-	for _, name := range []string{"guard", "allow-tools", "deny-tools", "confirm", "trust-server", "call-timeout", "tool-rate-limit", "max-result-bytes", "result-content-types", "no-output-schema-check", "audit-file"} {
+	for _, name := range []string{"guard", "allow-tools", "deny-tools", "confirm", "confirm-timeout", "trust-server", "call-timeout", "tool-rate-limit", "max-result-bytes", "result-content-types", "no-output-schema-check", "audit-file"} {
 		if f.fs.Changed(name) {
 			return true
 		}
@@ -69,7 +71,7 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 		return nil, usagef("the guard flags work with the stdio tap (-- COMMAND) and the HTTP tap (--upstream URL --listen ADDR), not with a bridge")
 	}
 	o := &guard.Options{
-		Allow: f.allow, Deny: f.deny, Confirm: f.confirm, TrustServer: f.trustServer,
+		Allow: f.allow, Deny: f.deny, Confirm: f.confirm, ConfirmTimeout: f.confirmTimeout, TrustServer: f.trustServer,
 		CallTimeout: f.callTimeout, MaxResultBytes: f.maxResultBytes, ContentTypes: f.contentTypes,
 		NoOutputSchema: f.noOutputSchema, Logger: log,
 	}
@@ -126,7 +128,7 @@ func (i interceptor) FromServer(session string, msg []byte) recorder.Verdict {
 }
 
 func verdict(v guard.Verdict) recorder.Verdict {
-	out := recorder.Verdict{Forward: v.Forward, Reply: v.Reply, Timeout: v.Timeout, Expire: v.Expire}
+	out := recorder.Verdict{Forward: v.Forward, Reply: v.Reply, Timeout: v.Timeout, Expire: v.Expire, ToServer: v.ToServer}
 	if v.Hold != nil {
 		out.Hold = func(ctx context.Context) recorder.Verdict { return verdict(v.Hold(ctx)) }
 	}
