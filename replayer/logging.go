@@ -1,7 +1,9 @@
 package replayer
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -56,4 +58,82 @@ func (s *Session) keepLog(m *jsonrpc.Message) bool {
 	json.Unmarshal(m.Params, &p)
 	n, ok := logLevels[p.Level]
 	return !ok || n >= level
+}
+
+// metaLogLevel is the per-request _meta key of the logging level
+// (2026-07-28).
+const metaLogLevel = "io.modelcontextprotocol/logLevel"
+
+// requestLogLevel returns the logging level a 2026-07-28 request asks for in
+// its _meta: set reports whether the key is there, ok whether its value is
+// a level.
+func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(metaLogLevel)) {
+		return 0, false, true
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return 0, false, true
+	}
+	raw, err := jsonrpc.Member(meta, metaLogLevel)
+	if err != nil || raw == nil {
+		return 0, false, true
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return 0, true, false
+	}
+	level, ok = logLevels[name]
+	return level, true, ok
+}
+
+// badLogLevel answers a 2026-07-28 request whose _meta logLevel is no
+// logging level with -32602, as the logging spec of that version says a
+// server should.
+func badLogLevel(msg *jsonrpc.Message) *Plan {
+	if metaVersion(msg.Params) < firstStatelessVersion {
+		return nil
+	}
+	if _, set, ok := requestLogLevel(msg.Params); !set || ok {
+		return nil
+	}
+	raw := memberAt(memberAt(msg.Params, "_meta"), metaLogLevel)
+	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(raw) + " in _meta " + metaLogLevel})}}}
+}
+
+// perRequestLogs applies the per-request logging level of a 2026-07-28
+// request to its plan: notifications/message is request-scoped in that
+// era, sent only when the request's _meta names a level, and only at or
+// above it. (The stateful era's logging/setLevel level is applied by
+// keepLog as the plan is made.)
+func (s *Session) perRequestLogs(msg *jsonrpc.Message, plan *Plan) *Plan {
+	if plan == nil || metaVersion(msg.Params) < firstStatelessVersion {
+		return plan
+	}
+	level, set, _ := requestLogLevel(msg.Params)
+	drop := func(st Step) bool {
+		if st.Kind != StepSend || st.Response || !bytes.Contains(st.Message, []byte(`"notifications/message"`)) {
+			return false
+		}
+		m, err := jsonrpc.Parse(st.Message)
+		if err != nil || m.Method != "notifications/message" {
+			return false
+		}
+		if !set {
+			return true
+		}
+		var p struct {
+			Level string `json:"level"`
+		}
+		json.Unmarshal(m.Params, &p)
+		n, known := logLevels[p.Level]
+		return known && n < level
+	}
+	if !slices.ContainsFunc(plan.Steps, drop) {
+		return plan
+	}
+	out := *plan
+	out.Steps = slices.DeleteFunc(slices.Clone(plan.Steps), drop)
+	return &out
 }

@@ -278,6 +278,10 @@ func (s *Session) protocolPlan(msg *jsonrpc.Message) *Plan {
 		s.e.stats.unmatched.Add(1)
 		return plan
 	}
+	if plan := badLogLevel(msg); plan != nil { // logging.go
+		s.e.stats.unmatched.Add(1)
+		return plan
+	}
 	switch msg.Method {
 	case "subscriptions/listen":
 		s.e.stats.matched.Add(1)
