@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 
@@ -147,15 +147,17 @@ type Redactor struct {
 	rules    RedactRules
 	headers  map[string]bool
 	members  map[string]bool
-	patterns []*regexp.Regexp
+	patterns []*pattern
 	values   []string
 	// cache maps a message's bytes (by address and length: recorded
 	// messages never change) to its redacted form.
 	cache map[msgKey]json.RawMessage
 	// find, when set, receives each secret instead of counting changes.
 	find func(Secret)
-	at   int
-	part string
+	// uncached says message does not use cache (RedactInteraction).
+	uncached bool
+	at       int
+	part     string
 }
 
 type msgKey struct {
@@ -181,7 +183,7 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 		rd.members[memberKey(m)] = true
 	}
 	for _, p := range rules.Patterns {
-		re, err := regexp.Compile(p)
+		re, err := compilePattern(p)
 		if err != nil {
 			if lenient {
 				continue
@@ -238,6 +240,16 @@ func (rd *Redactor) Redact(c *Cassette) (changes int) {
 		n += rd.interaction(&c.Interactions[i])
 	}
 	return n
+}
+
+// RedactInteraction applies the rules to one interaction in place (its
+// messages are replaced, not changed) and returns how many values it
+// replaced. It remembers nothing: a recorder redacts each interaction once,
+// when it is final.
+func (rd *Redactor) RedactInteraction(in *Interaction) int {
+	rd.at, rd.uncached = -1, true
+	defer func() { rd.uncached = false }()
+	return rd.interaction(in)
 }
 
 func (rd *Redactor) interaction(in *Interaction) int {
@@ -359,7 +371,7 @@ func (rd *Redactor) text(s string) (string, int) {
 		}
 	}
 	for _, re := range rd.patterns {
-		locs := re.FindAllStringSubmatchIndex(s, -1)
+		locs := re.findAll(s)
 		if len(locs) == 0 {
 			continue
 		}
@@ -377,7 +389,7 @@ func (rd *Redactor) text(s string) (string, int) {
 			b.WriteString(Redacted)
 			last = end
 			n++
-			rd.report(rd.part, "pattern "+re.String())
+			rd.report(rd.part, "pattern "+re.re.String())
 		}
 		b.WriteString(s[last:])
 		s = b.String()
@@ -455,7 +467,8 @@ type edit struct {
 // request, whose secrets become RedactedPlaceholder.
 func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage, int) {
 	key := msgKey{unsafeData(raw), len(raw)}
-	if rd.find == nil {
+	cached := rd.find == nil && !rd.uncached
+	if cached {
 		if out, ok := rd.cache[key]; ok {
 			if &out[0] == &raw[0] {
 				return raw, 0
@@ -494,22 +507,39 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			rd.report(rd.part+" "+p, "path")
 		}
 	}
+	// Without escapes, the text of every string is in raw as it is: when
+	// raw holds no literal value and no place where a pattern can start,
+	// no string does, and only the member names are looked at.
+	// (A large message is scanned string by string only.)
+	texts := rd.find != nil || len(raw) > 64<<10 || bytes.IndexByte(raw, '\\') >= 0 || rd.mayHoldText(unsafeString(raw))
+	where := func(path []string) string { return rd.part + " " + strings.Join(path, ".") }
 	walkStrings(raw, func(path []string, start, end int) {
 		if path[0] == "jsonrpc" || path[0] == "method" {
 			return
 		}
-		s, ok := jsonrpc.Unquote(raw[start:end])
+		name := path[len(path)-1]
+		member := rd.secretMember(name)
+		if !member && !texts {
+			return
+		}
+		s, ok := unquoteView(raw[start:end])
 		if !ok || s == Redacted || s == RedactedPlaceholder || s == "{{any}}" {
 			return
 		}
-		where := rd.part + " " + strings.Join(path, ".")
-		if name := path[len(path)-1]; rd.secretMember(name) && s != "" {
+		if member && s != "" {
 			edits = append(edits, edit{start, end, whole})
-			rd.report(where, "member name "+name)
+			if rd.find != nil {
+				rd.report(where(path), "member name "+name)
+			}
+			return
+		}
+		if !texts {
 			return
 		}
 		save := rd.part
-		rd.part = where
+		if rd.find != nil {
+			rd.part = where(path)
+		}
 		out, k := rd.text(s)
 		rd.part = save
 		if k == 0 {
@@ -522,13 +552,14 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		edits = append(edits, edit{start, end, quote(out)})
 	})
 	if len(edits) == 0 {
-		if rd.find == nil {
+		if cached {
 			rd.cache[key] = raw
 		}
 		return raw, 0
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
 	var b bytes.Buffer
+	b.Grow(len(raw))
 	last, n := 0, 0
 	for _, e := range edits {
 		if e.start < last {
@@ -541,10 +572,43 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 	}
 	b.Write(raw[last:])
 	out := json.RawMessage(b.Bytes())
-	if rd.find == nil {
+	if cached {
 		rd.cache[key] = out
 	}
 	return out, n
+}
+
+// mayHoldText reports whether s holds a literal value or a place where a
+// pattern can start.
+func (rd *Redactor) mayHoldText(s string) bool {
+	for _, v := range rd.values {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	for _, p := range rd.patterns {
+		if p.mayMatch(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoteView is jsonrpc.Unquote without a copy for a string without
+// escapes: the result shares raw's bytes, which must not change while it
+// is used.
+func unquoteView(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return unsafeString(raw[1 : len(raw)-1]), true
+	}
+	return jsonrpc.Unquote(raw)
+}
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func isRedacted(raw string) bool {
@@ -593,13 +657,22 @@ func (w *walker) space(i int) int {
 
 // str returns the end of the string that starts at i.
 func (w *walker) str(i int) int {
-	for j := i + 1; j < len(w.data); j++ {
-		switch w.data[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; j < len(w.data); {
+		q := bytes.IndexByte(w.data[j:], '"')
+		if q < 0 {
+			break
+		}
+		j += q
+		// The quote ends the string unless an odd number of backslashes
+		// comes before it.
+		k := j
+		for k > i+1 && w.data[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
 			return j + 1
 		}
+		j++
 	}
 	return len(w.data)
 }
@@ -621,13 +694,14 @@ func (w *walker) value(i int, path []string) int {
 		i = w.space(i + 1)
 		for i < len(w.data) && w.data[i] != '}' {
 			kend := w.str(i)
-			var key string
-			key, _ = jsonrpc.Unquote(w.data[i:kend])
+			key, _ := unquoteView(w.data[i:kend])
 			i = w.space(kend)
 			if i < len(w.data) && w.data[i] == ':' {
 				i++
 			}
-			i = w.space(w.value(i, append(path[:len(path):len(path)], key)))
+			// The path is a stack shared by the calls of f, which use it
+			// before they return.
+			i = w.space(w.value(i, append(path, key)))
 			if i < len(w.data) && w.data[i] == ',' {
 				i = w.space(i + 1)
 			}
@@ -636,7 +710,7 @@ func (w *walker) value(i int, path []string) int {
 	case '[':
 		i = w.space(i + 1)
 		for n := 0; i < len(w.data) && w.data[i] != ']'; n++ {
-			i = w.space(w.value(i, append(path[:len(path):len(path)], strconv.Itoa(n))))
+			i = w.space(w.value(i, append(path, strconv.Itoa(n))))
 			if i < len(w.data) && w.data[i] == ',' {
 				i = w.space(i + 1)
 			}

@@ -1,0 +1,262 @@
+package cassettes
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// A pattern is a compiled redaction pattern. The default patterns each
+// have a finder: a fast scan (bytes.Index and IndexByte, vectorised) for
+// the positions where a match can start, after which the pattern, anchored,
+// runs from each such position only. A string that holds no candidate costs
+// a few scans of its bytes, however long it is (a 10 MiB base64 image is
+// not run through eleven regular expressions), and the matches found are
+// those of the regular expression over the whole string: every match starts
+// at a candidate, candidates are tried in order, and the anchored pattern
+// gives at a start the match that the whole-string search gives there.
+type pattern struct {
+	re *regexp.Regexp
+	// anchored is `^(?:re)`, used from each candidate; nil for a pattern
+	// without a finder, which runs over the whole string.
+	anchored *regexp.Regexp
+	// candidates returns the possible match starts in s, in order, each
+	// with where to look again if the match there fails.
+	candidates func(s string) []candidate
+	// wordStart says the pattern starts with \b before a word character:
+	// a candidate after a word character is no match.
+	wordStart bool
+	// prefix, for a pattern without a finder, is a literal every match
+	// starts with ("" when none).
+	prefix string
+}
+
+type candidate struct{ start, resume int }
+
+func compilePattern(expr string) (*pattern, error) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	p := &pattern{re: re}
+	if f, ok := finders[expr]; ok {
+		p.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
+		p.candidates, p.wordStart = f.candidates, f.wordStart
+		return p, nil
+	}
+	if prefix, _ := re.LiteralPrefix(); prefix != "" {
+		p.prefix = prefix
+	}
+	return p, nil
+}
+
+// mayMatch reports whether s holds a place where a match may start.
+func (p *pattern) mayMatch(s string) bool {
+	if p.candidates != nil {
+		return len(p.candidates(s)) > 0
+	}
+	return p.prefix == "" || strings.Contains(s, p.prefix)
+}
+
+// findAll returns the matches of the pattern in s as
+// regexp.FindAllStringSubmatchIndex does.
+func (p *pattern) findAll(s string) [][]int {
+	if p.candidates == nil {
+		if p.prefix != "" && !strings.Contains(s, p.prefix) {
+			return nil
+		}
+		return p.re.FindAllStringSubmatchIndex(s, -1)
+	}
+	var out [][]int
+	next := 0 // the end of the last match: no match starts before it
+	skip := 0 // a failed candidate's resume point
+	for _, c := range p.candidates(s) {
+		if c.start < next || c.start < skip {
+			continue
+		}
+		if p.wordStart && c.start > 0 && isWordByte(s[c.start-1]) {
+			skip = c.resume
+			continue
+		}
+		loc := p.anchored.FindStringSubmatchIndex(s[c.start:])
+		if loc == nil || loc[1] == 0 {
+			skip = c.resume
+			continue
+		}
+		for i := range loc {
+			if loc[i] >= 0 {
+				loc[i] += c.start
+			}
+		}
+		out = append(out, loc)
+		next = loc[1]
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+type finder struct {
+	candidates func(s string) []candidate
+	wordStart  bool
+}
+
+// finders are the candidate scans of the default patterns, by expression
+// (DefaultRedactRules). Each returns every position where its pattern can
+// start a match; missing one would miss a secret, so each is the plain
+// literal that every match starts with, or a check that every match
+// passes.
+var finders = map[string]finder{
+	`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`:                                   {bearerCandidates, true},
+	`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`:            {jwtCandidates, true},
+	`\bsk-[A-Za-z0-9_-]{20,}`:                                                    {literal("sk-"), true},
+	`\bgh[pousr]_[A-Za-z0-9]{30,}`:                                               {ghCandidates, true},
+	`\bgithub_pat_[A-Za-z0-9_]{22,}`:                                             {literal("github_pat_"), true},
+	`\bAKIA[0-9A-Z]{16}\b`:                                                       {literal("AKIA"), true},
+	`\bxox[abposr]-[A-Za-z0-9-]{10,}`:                                            {literal("xox"), true},
+	`\bAIza[0-9A-Za-z_-]{35}`:                                                    {literal("AIza"), true},
+	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`: {pemCandidates, false},
+	`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`: {queryCandidates, false},
+	`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`:                                                           {userinfoCandidates, false},
+}
+
+// each calls f with every index of lit in s.
+func each(s, lit string, f func(i int)) {
+	for at := 0; ; {
+		i := strings.Index(s[at:], lit)
+		if i < 0 {
+			return
+		}
+		f(at + i)
+		at += i + 1
+	}
+}
+
+func literal(lit string) func(string) []candidate {
+	return func(s string) []candidate {
+		var out []candidate
+		each(s, lit, func(i int) { out = append(out, candidate{i, i + 1}) })
+		return out
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+// bearerCandidates finds "bearer" in any case followed by white space: by
+// its "b", whose two cases are searched for separately.
+func bearerCandidates(s string) []candidate {
+	var out []candidate
+	for _, b := range []string{"b", "B"} {
+		each(s, b, func(i int) {
+			if i+6 < len(s) && isSpace(s[i+6]) && strings.EqualFold(s[i:i+6], "bearer") {
+				out = append(out, candidate{i, i + 1})
+			}
+		})
+	}
+	sortCandidates(out)
+	return out
+}
+
+// jwtCandidates finds "eyJ" whose run of base64url characters ends with
+// ".eyJ" (every match does); one run is scanned once however many "eyJ" it
+// holds.
+func jwtCandidates(s string) []candidate {
+	var out []candidate
+	runEnd := -1
+	each(s, "eyJ", func(i int) {
+		if i >= runEnd {
+			runEnd = i + 3
+			for runEnd < len(s) && isB64URL(s[runEnd]) {
+				runEnd++
+			}
+		}
+		if strings.HasPrefix(s[runEnd:], ".eyJ") {
+			out = append(out, candidate{i, i + 1})
+		}
+	})
+	return out
+}
+
+func isB64URL(c byte) bool { return isWordByte(c) || c == '-' }
+
+// ghCandidates finds gh[pousr]_ by its underscore.
+func ghCandidates(s string) []candidate {
+	var out []candidate
+	each(s, "_", func(i int) {
+		if i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && strings.IndexByte("pousr", s[i-1]) >= 0 {
+			out = append(out, candidate{i - 3, i - 2})
+		}
+	})
+	return out
+}
+
+// pemCandidates finds "-----BEGIN " when an "-----END " follows somewhere.
+func pemCandidates(s string) []candidate {
+	if !strings.Contains(s, "-----BEGIN ") {
+		return nil
+	}
+	last := strings.LastIndex(s, "-----END ")
+	if last < 0 {
+		return nil
+	}
+	var out []candidate
+	each(s[:last], "-----BEGIN ", func(i int) { out = append(out, candidate{i, i + 1}) })
+	return out
+}
+
+// queryCandidates finds "?" and "&" followed by a letter that starts one of
+// the parameter names (a, k, p, s, t in any case).
+func queryCandidates(s string) []candidate {
+	var out []candidate
+	for _, sep := range []string{"?", "&"} {
+		each(s, sep, func(i int) {
+			if i+1 < len(s) && strings.IndexByte("akpstAKPST", s[i+1]) >= 0 {
+				out = append(out, candidate{i, i + 1})
+			}
+		})
+	}
+	sortCandidates(out)
+	return out
+}
+
+// userinfoCandidates finds "://" followed by user:password@ and goes back
+// over the scheme to its first letter: the leftmost start that can match
+// there (every start in the same scheme matches or fails alike, so a failure
+// resumes after the "://").
+func userinfoCandidates(s string) []candidate {
+	var out []candidate
+	each(s, "://", func(k int) {
+		// [^/\s:@"]+ then ':', then [^/\s@"]+ then '@'.
+		u := k + 3 + strings.IndexFunc(s[k+3:], func(r rune) bool { return r < 0x80 && (isSpace(byte(r)) || strings.IndexByte(`/:@"`, byte(r)) >= 0) })
+		if u <= k+3 || s[u] != ':' {
+			return
+		}
+		a := u + 1 + strings.IndexFunc(s[u+1:], func(r rune) bool { return r < 0x80 && (isSpace(byte(r)) || strings.IndexByte(`/@"`, byte(r)) >= 0) })
+		if a <= u+1 || s[a] != '@' {
+			return
+		}
+		j := k
+		for j > 0 && isSchemeByte(s[j-1]) {
+			j--
+		}
+		for j < k && !isLetter(s[j]) {
+			j++
+		}
+		if j < k {
+			out = append(out, candidate{j, k + 1})
+		}
+	})
+	return out
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isSchemeByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '.' || c == '-'
+}
+
+func sortCandidates(cs []candidate) {
+	slices.SortFunc(cs, func(a, b candidate) int { return a.start - b.start })
+}
