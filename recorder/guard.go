@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -164,15 +166,22 @@ func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Re
 	}
 }
 
-// guardPOST forwards one client POST through the interceptor: a refusal is
-// answered at once (200 with the JSON-RPC answer on Streamable HTTP, 403 on
-// the message endpoint of HTTP+SSE, whose answers travel on the GET
-// stream), a held call waits for its decision, and the server's messages on
-// the POST's response (JSON or SSE) pass through FromServer. A call that
-// times out is answered on the same response and cancelled upstream with a
-// POST of notifications/cancelled.
+// guardPOST forwards one client POST through the interceptor. On Streamable
+// HTTP a refusal is answered at once (200 with the JSON-RPC answer), a held
+// call waits for its decision, and the server's messages on the POST's
+// response (JSON or SSE) pass through FromServer; the refusals of a partly
+// refused batch join the server's answers. A call that times out is
+// answered on the same response and cancelled upstream with a POST of
+// notifications/cancelled. A POST to the message endpoint of HTTP+SSE goes
+// to guardMessagePOST.
 func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64) {
 	streamable := r.URL.Path == "/mcp"
+	if !streamable {
+		if s := t.gstreams.get(endpointKey(r.URL)); s != nil {
+			t.guardMessagePOST(w, r, body, ex, s)
+			return
+		}
+	}
 	session := ""
 	if streamable {
 		// Each POST carries its own answers: its exchange keeps ids of
@@ -189,6 +198,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			return
 		}
 		if !streamable {
+			// A message endpoint whose event stream the tap has not seen.
 			http.Error(w, "mcpmock guard refused the message: "+string(v.Reply), http.StatusForbidden)
 			return
 		}
@@ -198,9 +208,6 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		w.WriteHeader(http.StatusOK)
 		w.Write(v.Reply)
 		return
-	}
-	if v.Reply != nil {
-		t.log.Warn("mcpmock guard: a batch was partly refused; over HTTP its refusals are not delivered")
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -235,6 +242,16 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		w.WriteHeader(http.StatusOK)
 		w.Write(msg)
 	}
+	// A request of the guard's own that the server's answer asked for (a
+	// tools/list after list_changed) goes upstream once the answer is over.
+	var own []byte
+	defer func() {
+		if own != nil {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ownRequestTimeout)
+			defer cancel()
+			t.ownRequest(ctx, t.target(r).String(), r.Header, session, own)
+		}
+	}()
 
 	out, err := http.NewRequestWithContext(ctx, r.Method, t.target(r).String(), bytes.NewReader(v.Forward))
 	if err != nil {
@@ -263,9 +280,16 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}, time.Now())
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
+		var buf []byte
+		if v.Reply != nil && streamable {
+			// The refusals of a partly refused batch, as one batch event
+			// before the server's answers.
+			t.rec.ObserveHTTP(cassettes.FromServer, v.Reply, time.Now(), HTTPNote{Exchange: ex})
+			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: v.Reply})
+			w.Write(buf)
+		}
 		flush(w)
 		sr := jsonrpc.NewSSEReader(resp.Body, t.max)
-		var buf []byte
 		for {
 			ev, err := sr.Next()
 			if err != nil || ev.TooLong {
@@ -277,6 +301,9 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			}
 			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
 				fv := t.guard.FromServer(session, bytes.TrimSpace(ev.Data))
+				if fv.ToServer != nil {
+					own = fv.ToServer
+				}
 				if fv.Forward == nil {
 					continue
 				}
@@ -302,11 +329,25 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
 	trimmed := bytes.TrimSpace(data)
 	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
-	if isJSON {
-		fv := t.guard.FromServer(session, trimmed)
-		data = fv.Forward
-	} else if len(trimmed) > 0 {
+	switch {
+	case isJSON:
+		data = t.guard.FromServer(session, trimmed).Forward
+		if v.Reply != nil && streamable {
+			data = joinAnswers(data, v.Reply)
+		}
+	case v.Reply != nil && streamable && resp.StatusCode < 300:
+		// The server had nothing to answer (the batch's forwarded part
+		// was notifications): the refusals are the answer.
+		data = v.Reply
+		isJSON = true
+		note.Status, note.Form = http.StatusOK, "json"
+		resp.StatusCode = http.StatusOK
+		w.Header().Set("Content-Type", "application/json")
+	case len(trimmed) > 0:
 		note.Body = string(data)
+	}
+	if v.Reply != nil && !streamable {
+		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
 	}
 	t.rec.ObserveHTTPResponse(note, time.Now())
 	if isJSON && data != nil && len(data) <= t.max {
@@ -317,33 +358,380 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	w.Write(data)
 }
 
+// joinAnswers joins the server's answer (a message or a batch) and the
+// guard's refusals (a batch) into one batch.
+func joinAnswers(server, refusals []byte) []byte {
+	var all [][]byte
+	for _, part := range [][]byte{server, refusals} {
+		if elems, _, err := jsonrpc.SplitBatch(part); err == nil {
+			for _, e := range elems {
+				all = append(all, e)
+			}
+		} else if len(bytes.TrimSpace(part)) > 0 {
+			all = append(all, part)
+		}
+	}
+	return jsonrpc.JoinBatch(all)
+}
+
+// ownRequestTimeout bounds a request of the guard's own upstream.
+const ownRequestTimeout = 30 * time.Second
+
+// postMessage POSTs one message to url with the headers of the client's
+// request or stream (hdr), as the client would.
+func (t *HTTP) postMessage(ctx context.Context, url string, hdr http.Header, msg []byte) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	copyHeaders(out.Header, hdr)
+	out.Header.Del("Accept-Encoding")
+	out.Header.Del("Last-Event-ID")
+	out.Header.Set("Content-Type", "application/json")
+	out.Header.Set("Accept", "application/json, text/event-stream")
+	out.ContentLength = int64(len(msg))
+	return t.client.Do(out)
+}
+
 // postUpstream sends a notification upstream on the client's session (its
 // headers), for a call the guard cancelled; the answer is discarded.
 func (t *HTTP) postUpstream(r *http.Request, msg []byte) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	out, err := http.NewRequestWithContext(ctx, http.MethodPost, t.target(r).String(), bytes.NewReader(msg))
+	t.postDiscard(ctx, t.target(r).String(), r.Header, msg)
+}
+
+// postDiscard POSTs msg and discards the answer.
+func (t *HTTP) postDiscard(ctx context.Context, url string, hdr http.Header, msg []byte) {
+	resp, err := t.postMessage(ctx, url, hdr, msg)
 	if err != nil {
+		if ctx.Err() == nil {
+			t.log.Warn(fmt.Sprintf("mcpmock guard: sending %s upstream: %v", msg, err))
+		}
 		return
 	}
-	copyHeaders(out.Header, r.Header)
-	out.Header.Del("Accept-Encoding")
-	out.Header.Set("Content-Type", "application/json")
-	out.ContentLength = int64(len(msg))
-	resp, err := t.client.Do(out)
-	if err != nil {
-		t.log.Warn(fmt.Sprintf("mcpmock guard: sending %s upstream: %v", msg, err))
-		return
+	if resp.StatusCode >= 300 {
+		t.log.Warn(fmt.Sprintf("mcpmock guard: sending %s upstream: %s", msg, resp.Status))
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
 
+// ownRequest sends a request of the guard's own upstream on a session (the
+// headers of one of its client's requests or streams) and gives the
+// server's messages on its answer to FromServer, which keeps them; it
+// follows the further requests that FromServer asks for (the next page).
+// On HTTP+SSE the answer comes on the event stream instead (guardStream).
+func (t *HTTP) ownRequest(ctx context.Context, url string, hdr http.Header, session string, msg []byte) {
+	for msg != nil {
+		resp, err := t.postMessage(ctx, url, hdr, msg)
+		if err != nil {
+			if ctx.Err() == nil {
+				t.log.Warn(fmt.Sprintf("mcpmock guard: the guard's own %s upstream: %v", msg, err))
+			}
+			return
+		}
+		var next []byte
+		take := func(m []byte) {
+			if v := t.guard.FromServer(session, bytes.TrimSpace(m)); v.ToServer != nil {
+				next = v.ToServer
+			}
+		}
+		switch formOf(resp) {
+		case "sse":
+			sr := jsonrpc.NewSSEReader(resp.Body, t.max)
+			for {
+				ev, err := sr.Next()
+				if err != nil || ev.TooLong {
+					break
+				}
+				if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
+					take(ev.Data)
+				}
+			}
+		case "json":
+			if data, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.max))); err == nil {
+				take(data)
+			}
+		default:
+			if resp.StatusCode >= 300 {
+				t.log.Warn(fmt.Sprintf("mcpmock guard: the guard's own %s upstream: %s", msg, resp.Status))
+			}
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		msg = next
+	}
+}
+
+// guardStreams are the tap's GET event streams under a guard, by the tap's
+// message endpoint (path?query) that their endpoint event announced
+// (HTTP+SSE): a refusal, a timeout or a held call's answer is written on
+// the stream of the endpoint that the call was posted to.
+type guardStreams struct {
+	mu         sync.Mutex // guards byEndpoint
+	byEndpoint map[string]*guardedStream
+}
+
+func (g *guardStreams) get(endpoint string) *guardedStream {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byEndpoint[endpoint]
+}
+
+func (g *guardStreams) set(endpoint string, s *guardedStream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s == nil {
+		delete(g.byEndpoint, endpoint)
+		return
+	}
+	if g.byEndpoint == nil {
+		g.byEndpoint = map[string]*guardedStream{}
+	}
+	g.byEndpoint[endpoint] = s
+}
+
+// endpointKey names a message endpoint of the tap.
+func endpointKey(u *url.URL) string { return u.Path + "?" + u.RawQuery }
+
+// guardedStream is a GET event stream under a guard: forwardSSE writes the
+// server's events through it, and the guard its own messages between them.
+// It owns the held calls of its HTTP+SSE session, their clocks, and the
+// guard's own requests upstream; they end with the stream.
+type guardedStream struct {
+	http.ResponseWriter
+	t      *HTTP
+	hdr    http.Header // the GET's, for the guard's own requests
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // held calls, expiring calls, own requests
+
+	mu       sync.Mutex // guards the ResponseWriter, closed, timers, endpoint and post
+	closed   bool
+	timers   map[*time.Timer]bool
+	endpoint string // the tap's message endpoint (HTTP+SSE), also the guard's session; "" on Streamable HTTP
+	post     string // where the session's messages go upstream
+}
+
+// guardSSE wraps the writer of a GET event stream for the guard; end
+// withdraws the held calls, stops the clocks and waits for the stream's
+// work. Without a guard it returns w as it is.
+func (t *HTTP) guardSSE(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	if t.guard == nil || r.Method != http.MethodGet {
+		return w, func() {}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	s := &guardedStream{ResponseWriter: w, t: t, hdr: r.Header.Clone(), ctx: ctx, cancel: cancel, timers: map[*time.Timer]bool{}, post: t.target(r).String()}
+	return s, s.end
+}
+
+// guardEndpoint notes the message endpoint that an endpoint event
+// (HTTP+SSE), already rewritten to point at the tap, announces on the
+// stream w: the POSTs to it belong to this stream.
+func (t *HTTP) guardEndpoint(w http.ResponseWriter, data []byte) {
+	s, ok := w.(*guardedStream)
+	if !ok {
+		return
+	}
+	u, err := url.Parse(strings.TrimSpace(string(data)))
+	if err != nil {
+		return
+	}
+	key := endpointKey(u)
+	up := t.target(&http.Request{URL: &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}}).String()
+	s.mu.Lock()
+	s.endpoint, s.post = key, up
+	s.mu.Unlock()
+	t.gstreams.set(key, s)
+}
+
 // guardStream passes a server message of a GET stream through the
-// interceptor; nil drops it.
-func (t *HTTP) guardStream(data []byte) []byte {
+// interceptor; nil drops it. A request of the guard's own that it asks for
+// goes upstream on the stream's session.
+func (t *HTTP) guardStream(w http.ResponseWriter, data []byte) []byte {
 	if t.guard == nil {
 		return data
 	}
-	return t.guard.FromServer("", bytes.TrimSpace(data)).Forward
+	s, _ := w.(*guardedStream)
+	if s == nil {
+		return t.guard.FromServer("", bytes.TrimSpace(data)).Forward
+	}
+	v := t.guard.FromServer(s.session(), bytes.TrimSpace(data))
+	if v.ToServer != nil {
+		s.goDo(func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, ownRequestTimeout)
+			defer cancel()
+			s.mu.Lock()
+			post := s.post
+			s.mu.Unlock()
+			t.ownRequest(ctx, post, s.hdr, s.session(), v.ToServer)
+		})
+	}
+	return v.Forward
+}
+
+func (s *guardedStream) session() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpoint
+}
+
+func (s *guardedStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, http.ErrHandlerTimeout
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// FlushError flushes the stream (http.ResponseController calls it).
+func (s *guardedStream) FlushError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return http.ErrHandlerTimeout
+	}
+	return http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// deliver writes a message of the guard's on the stream, and records it
+// as a server message of the stream.
+func (s *guardedStream) deliver(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.t.log.Warn(fmt.Sprintf("mcpmock guard: the event stream has ended; not delivered: %s", msg))
+		return
+	}
+	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), HTTPNote{})
+	s.ResponseWriter.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Type: "message", Data: msg}))
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// goDo runs f in the background, as work of the stream; not once the
+// stream has ended.
+func (s *guardedStream) goDo(f func(ctx context.Context)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.ctx)
+	}()
+}
+
+// clock starts a forwarded call's clock: when it runs out, the guard's
+// answer goes on the stream and its notifications/cancelled upstream.
+func (s *guardedStream) clock(v Verdict, url string, hdr http.Header) {
+	if v.Timeout <= 0 || v.Expire == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	var tm *time.Timer
+	tm = time.AfterFunc(v.Timeout, func() {
+		s.mu.Lock()
+		delete(s.timers, tm)
+		s.mu.Unlock()
+		s.goDo(func(ctx context.Context) {
+			c, srv := v.Expire()
+			if c != nil {
+				s.deliver(c)
+			}
+			if srv != nil {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				s.t.postDiscard(ctx, url, hdr, srv)
+			}
+		})
+	})
+	s.timers[tm] = true
+}
+
+// carryOut carries out a verdict of a call posted to the stream's message
+// endpoint, once the POST has been answered.
+func (s *guardedStream) carryOut(ctx context.Context, v Verdict, url string, hdr http.Header) {
+	if v.Reply != nil {
+		s.deliver(v.Reply)
+	}
+	if v.Forward != nil {
+		s.t.postDiscard(ctx, url, hdr, v.Forward)
+		s.clock(v, url, hdr)
+	}
+}
+
+func (s *guardedStream) end() {
+	s.mu.Lock()
+	s.closed = true
+	for tm := range s.timers {
+		tm.Stop()
+	}
+	endpoint := s.endpoint
+	s.mu.Unlock()
+	if endpoint != "" && s.t.gstreams.get(endpoint) == s {
+		s.t.gstreams.set(endpoint, nil)
+	}
+	s.cancel()
+	s.wg.Wait()
+}
+
+// guardMessagePOST is guardPOST for the message endpoint of HTTP+SSE,
+// whose answers travel on the event stream s: the POST is answered 202 as
+// a server would, and the guard's refusals, its answers to calls that time
+// out, and the decisions of held calls go on the stream with the request's
+// id. A forwarded message gets the server's own answer to the POST.
+func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64, s *guardedStream) {
+	v := t.guard.FromClient(s.session(), bytes.TrimSpace(body))
+	target, hdr := t.target(r).String(), r.Header.Clone()
+	if v.Forward == nil {
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
+		w.WriteHeader(http.StatusAccepted)
+		switch {
+		case v.Hold != nil:
+			s.goDo(func(ctx context.Context) { s.carryOut(ctx, v.Hold(ctx), target, hdr) })
+		case v.Reply != nil:
+			s.deliver(v.Reply)
+		}
+		return
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(v.Forward))
+	if err != nil {
+		badGateway(w, body, err)
+		return
+	}
+	copyHeaders(out.Header, r.Header)
+	out.Header.Del("Accept-Encoding")
+	out.ContentLength = int64(len(v.Forward))
+	resp, err := t.client.Do(out)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
+		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.max)))
+	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: formOf(resp), ResponseHeaders: recordedHeaders(resp.Header)}
+	if len(bytes.TrimSpace(data)) > 0 {
+		note.Body = string(data)
+	}
+	t.rec.ObserveHTTPResponse(note, time.Now())
+	copyHeaders(w.Header(), resp.Header)
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.WriteHeader(resp.StatusCode)
+	w.Write(data)
+	if resp.StatusCode < 300 {
+		s.carryOut(r.Context(), Verdict{Reply: v.Reply}, target, hdr)
+		s.clock(v, target, hdr)
+	}
 }

@@ -57,6 +57,7 @@ type HTTP struct {
 	log      *slog.Logger
 	max      int
 	guard    Interceptor
+	gstreams guardStreams // guard.go: the event streams the guard answers on
 
 	exchanges atomic.Uint64
 
@@ -245,6 +246,8 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // forwardSSE copies an event stream to the client event by event, records
 // the messages, and rewrites an endpoint event to point at the tap.
 func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader, ex uint64) {
+	w, endGuard := t.guardSSE(w, r) // guard.go: the guard's answers share the stream
+	defer endGuard()
 	stream := ""
 	if r.Method == http.MethodGet {
 		stream = "get"
@@ -266,8 +269,9 @@ func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader
 		switch {
 		case ev.Type == "endpoint" && ev.Data != nil:
 			ev.Data = t.rewriteEndpoint(r, ev.Data)
+			t.guardEndpoint(w, ev.Data) // guard.go
 		case ev.Data != nil && (ev.Type == "" || ev.Type == "message"):
-			if ev.Data = t.guardStream(ev.Data); ev.Data == nil {
+			if ev.Data = t.guardStream(w, ev.Data); ev.Data == nil {
 				continue
 			}
 			note := HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,10 +141,27 @@ func stdioClient(t *testing.T, lib string, p *guardProc) toolClient {
 	}
 }
 
-// httpClient connects a client of the given library to mcpmock's listener.
+// httpClient connects a client of the given library to mcpmock's listener
+// (url ends in /mcp): over Streamable HTTP, or over the HTTP+SSE transport
+// of 2024-11-05 at /sse for "gosdk-sse" and "mcpgo-sse".
 func httpClient(t *testing.T, lib, url string) toolClient {
 	t.Helper()
+	sse := strings.TrimSuffix(url, "/mcp") + "/sse"
 	switch lib {
+	case "gosdk-sse":
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
+			Connect(testContext(t), &mcp.SSEClientTransport{Endpoint: sse}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return gosdkClient{cs}
+	case "mcpgo-sse":
+		c, err := mcpgoclient.NewSSEMCPClient(sse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return connectMCPGo(t, c)
 	case "gosdk":
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
 			Connect(testContext(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -312,6 +332,70 @@ func TestGuardStdio(t *testing.T) {
 				t.Errorf("the cassette does not hold the guarded conversation (list without get_weather %v, -32602 for it %v)", sawList, sawDenied)
 			}
 		})
+	}
+}
+
+// cancelWatch is an upstream that reports the notifications/cancelled
+// posted to it.
+func cancelWatch(t *testing.T, kind string, opts testpeer.HTTPServerOptions) (string, <-chan string) {
+	t.Helper()
+	h, err := testpeer.HTTPHandler(kind, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := make(chan string, 16)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"notifications/cancelled"`) {
+				cancelled <- string(body)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL, cancelled
+}
+
+// TestGuardHTTPSSE is TestGuardStdio through the HTTP tap on the HTTP+SSE
+// transport of 2024-11-05: each refusal answers the POST with 202 and
+// reaches the client on its event stream with the request's id, and a hung
+// call is answered there and cancelled upstream.
+func TestGuardHTTPSSE(t *testing.T) {
+	for _, kind := range []string{testpeer.GoSDK, testpeer.MCPGo} {
+		for _, lib := range []string{"gosdk-sse", "mcpgo-sse"} {
+			t.Run(kind+"/"+lib, func(t *testing.T) {
+				t.Parallel()
+				up, cancelled := cancelWatch(t, kind, testpeer.HTTPServerOptions{})
+				dir := t.TempDir()
+				audit := filepath.Join(dir, "audit.jsonl")
+				args := append([]string{"record", "-c", filepath.Join(dir, "c.json"), "--audit-file", audit,
+					"--upstream", up + "/mcp", "--listen", "127.0.0.1:0"}, policyFlags...)
+				p, url := startListening(t, args...)
+				c := httpClient(t, lib, url)
+				want := policyCalls(t, c, "there is no terminal to ask on")
+				select {
+				case body := <-cancelled:
+					if !strings.Contains(body, "no answer within 500ms") {
+						t.Errorf("notifications/cancelled upstream = %s", body)
+					}
+				case <-testContext(t).Done():
+					t.Fatal("no notifications/cancelled reached the server")
+				}
+				c.close()
+				if status := stopAndWait(t, p); status != 0 {
+					t.Errorf("record exited with %d", status)
+				}
+				got, _ := readAudit(t, audit)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("audit (-want +got):\n%s", diff)
+				}
+				if strings.Contains(p.stderr.String(), "refused the message") {
+					t.Errorf("a refusal was answered with 403:\n%s", p.stderr)
+				}
+			})
+		}
 	}
 }
 
