@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -462,4 +463,106 @@ func readUntil(t *testing.T, r *bufio.Reader, want string) string {
 		sb.WriteByte(b)
 	}
 	return sb.String()
+}
+
+// rawPost POSTs body to url with the session's headers and returns the
+// response's status, headers and the JSON-RPC messages it carried (the
+// elements of a batch, or the data of each SSE event).
+func rawPost(t *testing.T, url, session, body string) (int, http.Header, []map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payloads []string
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(data), "\n") {
+			if d, ok := strings.CutPrefix(line, "data:"); ok {
+				payloads = append(payloads, strings.TrimSpace(d))
+			}
+		}
+	} else if len(bytes.TrimSpace(data)) > 0 {
+		payloads = append(payloads, string(data))
+	}
+	var msgs []map[string]any
+	for _, p := range payloads {
+		var one map[string]any
+		var many []map[string]any
+		if json.Unmarshal([]byte(p), &many) == nil {
+			msgs = append(msgs, many...)
+		} else if err := json.Unmarshal([]byte(p), &one); err == nil {
+			msgs = append(msgs, one)
+		} else {
+			t.Fatalf("not JSON-RPC: %q", p)
+		}
+	}
+	return resp.StatusCode, resp.Header, msgs
+}
+
+// TestGuardHTTPBatch sends a batch of 2025-03-26 over Streamable HTTP, with
+// raw HTTP (no SDK sends batches), through the guard to a go-sdk server that
+// accepts batches in that version: the allowed call is answered by the
+// server, the refused ones by the guard, all in one answer in the form the
+// server chose (JSON or SSE).
+func TestGuardHTTPBatch(t *testing.T) {
+	for _, jsonResp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResp), func(t *testing.T) {
+			t.Parallel()
+			up := httpUpstream(t, testpeer.GoSDK, testpeer.HTTPServerOptions{JSONResponse: jsonResp})
+			dir := t.TempDir()
+			args := append([]string{"record", "-c", filepath.Join(dir, "c.json"),
+				"--upstream", up + "/mcp", "--listen", "127.0.0.1:0"}, policyFlags...)
+			p, url := startListening(t, args...)
+			status, hdr, _ := rawPost(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			session := hdr.Get("Mcp-Session-Id")
+			if status != http.StatusOK || session == "" {
+				t.Fatalf("initialize: %d, session %q", status, session)
+			}
+			if status, _, _ := rawPost(t, url, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+				t.Fatalf("initialized: %d", status)
+			}
+			batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"}}},
+				{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},
+				{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}]`
+			status, hdr, msgs := rawPost(t, url, session, batch)
+			wantType := "text/event-stream"
+			if jsonResp {
+				wantType = "application/json"
+			}
+			if status != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), wantType) {
+				t.Errorf("batch answer: %d %s, want 200 %s", status, hdr.Get("Content-Type"), wantType)
+			}
+			got := map[string]string{}
+			for _, m := range msgs {
+				b, _ := json.Marshal(m)
+				got[fmt.Sprint(m["id"])] = string(b)
+			}
+			for id, want := range map[string]string{"1": `"code":-32602`, "2": `"text":"5"`, "3": "cannot get"} {
+				if !strings.Contains(got[id], want) {
+					t.Errorf("answer to %s = %s, want …%s…", id, got[id], want)
+				}
+			}
+			if len(msgs) != 3 {
+				t.Errorf("the batch got %d answers, want 3: %v", len(msgs), got)
+			}
+			if status := stopAndWait(t, p); status != 0 {
+				t.Errorf("record exited with %d", status)
+			}
+		})
+	}
 }
