@@ -165,6 +165,13 @@ type recorded struct {
 	// worked out once.
 	mrtrState string
 	mrtrRetry bool
+	// decides says that an equal index key alone makes this request match
+	// a live one (matcher.Keyer, matcher.KeyDecider); exact, when hasExact
+	// (a KeyDecider under rules), is the hash of its exact key, which says
+	// whether such a match is exact (match.go).
+	decides  bool
+	hasExact bool
+	exact    uint64
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -197,6 +204,16 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			return nil, err
 		}
 	}
+	// The recorded requests are allocated together: one object for the GC
+	// instead of one per request.
+	nreq := 0
+	for i := range c.Interactions {
+		if in := &c.Interactions[i]; !in.Scripted() && in.From == cassettes.FromClient && in.Request != nil {
+			nreq++
+		}
+	}
+	slab := make([]recorded, nreq)
+	e.requests = make([]*recorded, 0, nreq)
 	last := -1
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
@@ -209,7 +226,8 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}
 			n := len(e.requests)
-			r := &recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
+			r := &slab[n]
+			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
 			r.mrtrState, r.mrtrRetry = mrtrState(msg.Params)
 			if err := e.index.add(r); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)

@@ -22,20 +22,37 @@ type index struct {
 	cassette *matcher.Config   // the cassette's "match"
 	matchers []matcher.Matcher // effective matchers, shared by equal configurations
 	byConfig map[string]int    // merged configuration (JSON) → matchers index
-	buckets  map[string]*bucket
-	// decides[pos] says that an equal index key alone makes the recorded
-	// request at pos match live (matcher.Keyer, matcher.KeyDecider);
-	// exact[pos], for a KeyDecider, is the hash of its exact key, which
-	// says whether the match is exact.
-	decides map[int]bool
-	exact   map[int]uint64
-	seed    maphash.Seed
+	plain    int               // matchers index of the cassette's own configuration, -1 until needed
+	buckets  map[bucketID]*bucket
+	seed     maphash.Seed
 }
 
+// bucketID is a bucket's method and, for tools/call, tool name.
+type bucketID struct{ method, tool string }
+
 type bucket struct {
-	keyers []int            // matchers (indexes) with keyed requests in this bucket
-	keyed  map[string][]int // matcher index + "\x00" + key → request positions
-	loose  []int            // request positions tried one by one
+	keyers []int              // matchers (indexes) with keyed requests in this bucket
+	keyed  map[keyID]*keyList // requests by matcher and index key
+	loose  []int              // request positions tried one by one
+}
+
+// keyList is the recorded requests of one index key.
+type keyList struct {
+	pos []int // request positions, in recorded order
+	// plain says that a live request with this key matches every one of
+	// them exactly (the key decides, no rule loosens any of them) and that
+	// none is the retry of a multi-round-trip request: the matches are pos
+	// as it is, and a session can keep its place in it (Session.chooseIn).
+	plain bool
+	// again is the index in pos of the last request with no "times", the
+	// one that answers again once all are used; -1 when there is none.
+	again int
+}
+
+// keyID is an index key under one effective matcher.
+type keyID struct {
+	matcher int
+	key     string
 }
 
 func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, error) {
@@ -46,37 +63,22 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	if err != nil {
 		return nil, fmt.Errorf("replayer: the cassette's \"match\": %w", err)
 	}
-	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, buckets: map[string]*bucket{}, decides: map[int]bool{}, exact: map[int]uint64{}, seed: maphash.MakeSeed()}, nil
+	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[bucketID]*bucket{}, seed: maphash.MakeSeed()}, nil
 }
 
-func bucketKey(r matcher.Request) string { return r.Method + "\x00" + r.Tool() }
+func bucketOf(r matcher.Request) bucketID { return bucketID{r.Method, r.Tool()} }
 
 // add sets r's effective matcher and files r (whose pos is set).
 func (x *index) add(r *recorded) error {
-	cfg := x.cassette
-	if len(r.interaction.Match) > 0 {
-		own, err := matcher.ParseConfig(r.interaction.Match)
-		if err != nil {
-			return fmt.Errorf("\"match\": %w", err)
-		}
-		cfg = matcher.Merge(cfg, own)
-	}
-	text, _ := json.Marshal(cfg)
-	mi, ok := x.byConfig[string(text)]
-	if !ok {
-		m, err := matcher.WithConfig(x.base, cfg)
-		if err != nil {
-			return fmt.Errorf("\"match\": %w", err)
-		}
-		mi = len(x.matchers)
-		x.matchers = append(x.matchers, m)
-		x.byConfig[string(text)] = mi
+	mi, err := x.matcherFor(r.interaction.Match)
+	if err != nil {
+		return err
 	}
 	r.m = x.matchers[mi]
-	bk := bucketKey(r.req)
+	bk := bucketOf(r.req)
 	b := x.buckets[bk]
 	if b == nil {
-		b = &bucket{keyed: map[string][]int{}}
+		b = &bucket{keyed: map[keyID]*keyList{}}
 		x.buckets[bk] = b
 	}
 	key, ok := indexKey(r.m, r.req)
@@ -87,20 +89,62 @@ func (x *index) add(r *recorded) error {
 	if !slices.Contains(b.keyers, mi) {
 		b.keyers = append(b.keyers, mi)
 	}
-	k := fmt.Sprint(mi) + "\x00" + key
-	b.keyed[k] = append(b.keyed[k], r.pos)
 	switch d := r.m.(type) {
 	case matcher.Keyer:
-		x.decides[r.pos] = true
+		r.decides = true
 	case matcher.KeyDecider:
 		if d.KeyDecides(r.req) {
-			x.decides[r.pos] = true
+			r.decides = true
 			if ek := d.ExactKey(r.req); ek != "" {
-				x.exact[r.pos] = maphash.String(x.seed, ek)
+				r.exact, r.hasExact = maphash.String(x.seed, ek), true
 			}
 		}
 	}
+	k := keyID{mi, key}
+	l := b.keyed[k]
+	if l == nil {
+		l = &keyList{plain: true, again: -1}
+		b.keyed[k] = l
+	}
+	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry
+	if r.interaction.Times == 0 {
+		l.again = len(l.pos)
+	}
+	l.pos = append(l.pos, r.pos)
 	return nil
+}
+
+// matcherFor returns the index in x.matchers of the effective matcher of an
+// interaction with the given "match": the cassette's configuration merged
+// with the interaction's own. Equal configurations share one matcher; the
+// common case, no "match" of its own, is found without encoding anything.
+func (x *index) matcherFor(own json.RawMessage) (int, error) {
+	if len(own) == 0 && x.plain >= 0 {
+		return x.plain, nil
+	}
+	cfg := x.cassette
+	if len(own) > 0 {
+		c, err := matcher.ParseConfig(own)
+		if err != nil {
+			return 0, fmt.Errorf("\"match\": %w", err)
+		}
+		cfg = matcher.Merge(cfg, c)
+	}
+	text, _ := json.Marshal(cfg)
+	mi, ok := x.byConfig[string(text)]
+	if !ok {
+		m, err := matcher.WithConfig(x.base, cfg)
+		if err != nil {
+			return 0, fmt.Errorf("\"match\": %w", err)
+		}
+		mi = len(x.matchers)
+		x.matchers = append(x.matchers, m)
+		x.byConfig[string(text)] = mi
+	}
+	if len(own) == 0 {
+		x.plain = mi
+	}
+	return mi, nil
 }
 
 func indexKey(m matcher.Matcher, r matcher.Request) (string, bool) {
@@ -116,19 +160,40 @@ func indexKey(m matcher.Matcher, r matcher.Request) (string, bool) {
 // candidates returns the positions of the recorded requests that may match
 // live, in recorded order.
 func (x *index) candidates(live matcher.Request) []int {
-	b := x.buckets[bucketKey(live)]
+	out, _ := x.search(live, false)
+	return out
+}
+
+// search is candidates; with wantPlain, when the candidates are one plain
+// key list (see keyList), it returns that list instead.
+func (x *index) search(live matcher.Request, wantPlain bool) ([]int, *keyList) {
+	b := x.buckets[bucketOf(live)]
 	if b == nil {
-		return nil
+		return nil, nil
+	}
+	if len(b.loose) == 0 && len(b.keyers) == 1 {
+		mi := b.keyers[0]
+		key, _ := indexKey(x.matchers[mi], live)
+		l := b.keyed[keyID{mi, key}]
+		switch {
+		case l == nil:
+			return nil, nil
+		case wantPlain && l.plain:
+			return nil, l
+		}
+		return slices.Clone(l.pos), nil
 	}
 	out := slices.Clone(b.loose)
 	for _, mi := range b.keyers {
 		key, _ := indexKey(x.matchers[mi], live)
-		out = append(out, b.keyed[fmt.Sprint(mi)+"\x00"+key]...)
+		if l := b.keyed[keyID{mi, key}]; l != nil {
+			out = append(out, l.pos...)
+		}
 	}
 	if len(b.keyers) > 1 || len(b.loose) > 0 {
 		slices.Sort(out)
 	}
-	return out
+	return out, nil
 }
 
 // choose finds the recorded request that answers live: among the matches,
@@ -136,14 +201,24 @@ func (x *index) candidates(live matcher.Request) []int {
 // once all are used, the last one again (unless strict or limited by times).
 func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 	e := s.e
+	// A list request is narrowed to its generation (narrow); any other
+	// request with a plain key list is answered from it directly, at a
+	// cost that does not grow with the number of equal recorded requests.
+	cands, plain := e.index.search(live, listKind(live.Method) == "")
+	if plain != nil {
+		if r := s.chooseIn(plain); r != nil {
+			return r, nil
+		}
+		return nil, e.explain(live, true)
+	}
 	var matches, loose []int
 	var liveExact map[matcher.Matcher]uint64 // exact-key hash of live, per matcher
-	for _, n := range e.index.candidates(live) {
+	for _, n := range cands {
 		r := e.requests[n]
-		if e.index.decides[n] {
+		if r.decides {
 			// Found by an equal key that decides the match; exact unless
 			// a rule ignored a difference.
-			want, rules := e.index.exact[n]
+			want, rules := r.exact, r.hasExact
 			if !rules {
 				matches = append(matches, n)
 				continue
@@ -191,6 +266,38 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 		return e.requests[again], nil
 	}
 	return nil, e.explain(live, len(matches) > 0)
+}
+
+// chooseIn is choose for a plain key list: the requests all match, in
+// order, and narrow would keep them all (none is a multi-round-trip retry).
+// The session keeps its place in the list: the requests before it can no
+// longer answer first (each was used up, and uses only grow), so a call
+// costs the same however many times the request was recorded. It returns
+// nil when every request is used up.
+func (s *Session) chooseIn(l *keyList) *recorded {
+	e := s.e
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cursors == nil {
+		s.cursors = map[*keyList]int{}
+	}
+	i := s.cursors[l]
+	for ; i < len(l.pos); i++ {
+		n := l.pos[i]
+		used, times := s.used[n], e.requests[n].interaction.Times
+		if times < 0 || times > 0 && used < times || times == 0 && used == 0 {
+			s.used[n]++
+			s.cursors[l] = i
+			return e.requests[n]
+		}
+	}
+	s.cursors[l] = i
+	if l.again >= 0 && !e.opts.Strict {
+		n := l.pos[l.again]
+		s.used[n]++
+		return e.requests[n]
+	}
+	return nil
 }
 
 // maxCandidates is how many near misses a Miss lists.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/matcher"
@@ -263,4 +264,101 @@ func TestExactBeforeLooseUnderOneRule(t *testing.T) {
 		t.Errorf("answers %q, want exact then loose", got)
 	}
 	w.close()
+}
+
+// TestRepeatsWithTimesInOrder: equal recorded calls answer in recorded
+// order, each as often as its "times" allows, then the last one with no
+// "times" again (or a miss under Strict). The index's plain key lists (a
+// session keeps its place in them) and the general path, taken here when
+// an ignore rule makes the key not exact, give the same sequence; another
+// key's calls in between do not disturb it.
+func TestRepeatsWithTimesInOrder(t *testing.T) {
+	times := func(c, n string) string {
+		return strings.Replace(c, `"from":"client"`, `"from":"client","times":`+n, 1)
+	}
+	recorded := []string{
+		times(call(1, "roll", `{}`, text("A")), "2"),
+		call(2, "roll", `{}`, text("B")),
+		call(3, "other", `{}`, text("x")),
+		times(call(4, "roll", `{}`, text("C")), "1"),
+		call(5, "roll", `{}`, text("D")),
+		times(call(6, "roll", `{}`, text("E")), "1"),
+	}
+	for _, strict := range []bool{false, true} {
+		want := []string{"A", "A", "B", "C", "D", "E", "D", "D"}
+		if strict {
+			want = []string{"A", "A", "B", "C", "D", "E", "miss", "miss"}
+		}
+		for _, doc := range []string{cassette(recorded...), matchedCassette(`{"ignore":["arguments.zzz"]}`, recorded...)} {
+			c, err := cassettes.Parse("t.json", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(c, &Options{Strict: strict})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := e.NewSession()
+			var got []string
+			for i := range want {
+				for _, tool := range []string{"roll", "other"} {
+					msg, err := jsonrpc.Parse([]byte(matchCall(i, tool, `{}`)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					plan := s.Handle(msg)
+					if tool == "other" {
+						continue
+					}
+					if plan.Miss != nil {
+						got = append(got, "miss")
+						continue
+					}
+					var m map[string]any
+					json.Unmarshal(plan.response(), &m)
+					got = append(got, resultText(t, m))
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("strict %v, %.40s: answers (-want +got):\n%s", strict, doc[len(`{"version":1,"meta":{},`):], diff)
+			}
+		}
+	}
+}
+
+// BenchmarkReplayRepeats measures one tools/call through a session when
+// each call was recorded many times (a cassette recorded over several
+// sessions, as the harness's HTTP one is): 64 distinct calls, each recorded
+// 1 or 256 times. A call should cost the same either way.
+func BenchmarkReplayRepeats(b *testing.B) {
+	for _, repeats := range []int{1, 256} {
+		c := cassettes.New()
+		for i := range 64 * repeats {
+			c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient,
+				Request:  fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i%64),
+				Response: &cassettes.Message{From: cassettes.FromServer, Message: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+1, i%64)}})
+		}
+		e, err := New(c, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs := make([]*jsonrpc.Message, 64)
+		for i := range msgs {
+			msgs[i], _ = jsonrpc.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i, i))
+		}
+		b.Run(fmt.Sprintf("repeats=%d", repeats), func(b *testing.B) {
+			b.ReportAllocs()
+			// A session per 64 × repeats calls, as a client session of
+			// the harness: it uses every recorded call once.
+			s := e.NewSession()
+			for i := 0; b.Loop(); i++ {
+				if i%(64*repeats) == 0 {
+					s = e.NewSession()
+				}
+				if p := s.Handle(msgs[i%64]); p.Miss != nil {
+					b.Fatal(p.Miss.Report())
+				}
+			}
+		})
+	}
 }

@@ -98,6 +98,7 @@ type Session struct {
 
 	mu        sync.Mutex                      // guards the fields below
 	used      map[int]int                     // recorded request → times answered
+	cursors   map[*keyList]int                // a key list → its first request not used up (match.go)
 	fired     map[int]bool                    // followers already sent
 	nextID    int64                           // for server-to-client requests
 	awaiting  map[jsonrpc.ID]chan struct{}    // server-to-client requests awaiting a reply
