@@ -160,6 +160,7 @@ type httpSession struct {
 	streamed bool       // a GET stream is open
 	// The GET stream's events, for Last-Event-ID (http_resume.go).
 	stream   streamLog
+	posts    postStreams // the POST streams kept for Last-Event-ID (http_resume.go)
 	inflight map[jsonrpc.ID]context.CancelCauseFunc
 	ended    bool
 	detach   func()         // removes the session's outlet for Notify
@@ -365,6 +366,9 @@ func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
+	if h.resumePOST(w, r, hs) { // http_resume.go
+		return
+	}
 	ctx, done, ok := hs.openStream(w, r) // http_resume.go
 	if !ok {
 		return
@@ -524,8 +528,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	// Each request can be cancelled alone (notifications/cancelled); all
 	// end when the client goes away.
 	ctxs := make([]context.Context, len(calls))
+	base, detach := detachable(r.Context()) // http_resume.go
 	for i, c := range calls {
-		ctx, cancel := context.WithCancelCause(r.Context())
+		ctx, cancel := context.WithCancelCause(base)
 		defer cancel(nil)
 		ctxs[i] = ctx
 		if hs != nil {
@@ -631,6 +636,15 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	}
 
 	sw := newSSEWriter(w, eventIDs)
+	send := func(msg []byte) error { return sw.event("message", msg) }
+	if hs != nil && len(eventIDs) > 0 {
+		// A resumable stream (http_resume.go): it goes on when the
+		// client goes away.
+		detach()
+		var end func()
+		send, end = hs.resumablePOST(sw, eventIDs)
+		defer end()
+	}
 	var wg sync.WaitGroup
 	var abortOnce sync.Once
 	for i, c := range calls {
@@ -638,7 +652,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		go func() {
 			defer wg.Done()
 			if s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
-				return sw.event("message", msg)
+				return send(msg)
 			}, later) {
 				abortOnce.Do(func() { logAbort("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")") })
 			}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Resumption of the GET stream (Streamable HTTP, 2025-03-26 to 2025-11-25).
@@ -130,4 +132,180 @@ func (hs *httpSession) resend(lastID string, sw *sseWriter, log *slog.Logger) er
 		}
 	}
 	return nil
+}
+
+// Resumption of a POST's event stream (Streamable HTTP, 2025-03-26 to
+// 2025-11-25). When the recorded answer to a POST was an event stream with
+// event ids (a resumable server), its replay in a session also gives each
+// event an id (the recorded one, or "post-S-N" when that one is already
+// used in the session, since ids are unique within a session) and keeps the
+// stream's events. A client that lost the stream (the connection dropped,
+// or it closed it) sends GET with Last-Event-ID set to the last id it got;
+// it gets the events of that stream after that one, then the rest of the
+// stream as the plan goes on, and the GET ends with the stream (after the
+// response). The client going away does not cancel its request (the spec:
+// a disconnection is not a cancellation); the session's end does. A
+// recording without event ids replays without them, as before: its server
+// was not resumable.
+
+// maxPostStreams is how many POST streams a session keeps for resumption
+// (the oldest ended ones are let go first).
+const maxPostStreams = 64
+
+// postStreams is a session's POST event streams; httpSession.mu guards it.
+type postStreams struct {
+	n     uint64             // streams opened, for the "post-S-N" ids
+	ids   map[string]postRef // event id -> its stream and number
+	order []*postStream      // kept streams, oldest first
+}
+
+type postRef struct {
+	ps *postStream
+	n  int // the event's number in its stream, from 0
+}
+
+// postStream is one POST's event stream.
+type postStream struct {
+	mu     sync.Mutex  // guards the fields below
+	events []postEvent // every event sent, in order
+	ended  bool        // the POST's plans are done
+	owner  uint64      // which connection writes: 0 the POST's, n the nth resuming GET's
+	wake   chan struct{}
+}
+
+type postEvent struct {
+	id  string
+	msg []byte
+}
+
+// changed wakes the connections that follow the stream; ps.mu is held.
+func (ps *postStream) changed() {
+	close(ps.wake)
+	ps.wake = make(chan struct{})
+}
+
+// resumablePOST starts a kept POST stream written to sw with the recorded
+// event ids. send writes an event (it never fails: the plan goes on when
+// the client has gone away, for a client that resumes); end marks the
+// stream ended once the POST's plans are done.
+func (hs *httpSession) resumablePOST(sw *sseWriter, recorded []string) (send func([]byte) error, end func()) {
+	ps := &postStream{wake: make(chan struct{})}
+	hs.mu.Lock()
+	l := &hs.posts
+	l.n++
+	stream := l.n
+	if l.ids == nil {
+		l.ids = map[string]postRef{}
+	}
+	l.order = append(l.order, ps)
+	if len(l.order) > maxPostStreams {
+		// Let the oldest ended stream go (streams still in flight stay).
+		for i, old := range l.order {
+			old.mu.Lock()
+			ended, events := old.ended, old.events
+			old.mu.Unlock()
+			if ended {
+				for _, ev := range events {
+					delete(l.ids, ev.id)
+				}
+				l.order = slices.Delete(l.order, i, i+1)
+				break
+			}
+		}
+	}
+	hs.mu.Unlock()
+
+	send = func(msg []byte) error {
+		hs.mu.Lock()
+		ps.mu.Lock()
+		n := len(ps.events)
+		id := ""
+		if n < len(recorded) {
+			id = recorded[n]
+		}
+		if _, used := hs.posts.ids[id]; used || id == "" {
+			id = fmt.Sprintf("post-%d-%d", stream, n)
+		}
+		hs.posts.ids[id] = postRef{ps, n}
+		ps.events = append(ps.events, postEvent{id, msg})
+		ps.changed()
+		mine := ps.owner == 0
+		ps.mu.Unlock()
+		hs.mu.Unlock()
+		if mine {
+			sw.eventID(id, "message", msg) // an error: the client went away
+		}
+		return nil
+	}
+	end = func() {
+		ps.mu.Lock()
+		ps.ended = true
+		ps.changed()
+		ps.mu.Unlock()
+	}
+	return send, end
+}
+
+// resumePOST serves a GET whose Last-Event-ID names an event of one of the
+// session's POST streams: the events after it, then the rest of that
+// stream, then the end of the GET. It reports false, writing nothing, when
+// the id is not one of a POST stream.
+func (h *HTTPHandler) resumePOST(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
+	lastID := r.Header.Get("Last-Event-ID")
+	if lastID == "" {
+		return false
+	}
+	hs.mu.Lock()
+	ref, ok := hs.posts.ids[lastID]
+	hs.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ps := ref.ps
+	ps.mu.Lock()
+	ps.owner++ // the stream is this connection's from now on
+	me := ps.owner
+	ps.mu.Unlock()
+	sw := newSSEWriter(w, nil)
+	next := ref.n + 1
+	for {
+		ps.mu.Lock()
+		if ps.owner != me {
+			ps.mu.Unlock()
+			return true // resumed again elsewhere
+		}
+		var evs []postEvent
+		if next < len(ps.events) {
+			evs = ps.events[next:]
+			next = len(ps.events)
+		}
+		ended, wake := ps.ended, ps.wake
+		ps.mu.Unlock()
+		for _, ev := range evs {
+			if sw.eventID(ev.id, "message", ev.msg) != nil {
+				return true
+			}
+		}
+		if ended {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-r.Context().Done():
+			return true
+		case <-hs.done:
+			return true
+		case <-h.done:
+			return true
+		}
+	}
+}
+
+// detachable returns a context that ends with parent until detach is
+// called, and then only when its children are cancelled (a POST whose
+// stream is resumable goes on when the client goes away).
+func detachable(parent context.Context) (ctx context.Context, detach func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, cancel)
+	return ctx, func() { stop() }
 }
