@@ -101,3 +101,35 @@ func TestGuardConfirmPTY(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardConfirmTimeoutPTY: a question on the terminal that no one
+// answers within --confirm-timeout denies the call with a tool error that
+// says the confirmation timed out, and an audit line decided by "timeout".
+func TestGuardConfirmTimeoutPTY(t *testing.T) {
+	for _, lib := range []string{"gosdk", "mcpgo"} {
+		t.Run(lib, func(t *testing.T) {
+			master, slave := openPTY(t)
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			args := []string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit,
+				"--confirm", "echo", "--confirm-timeout", "300ms", "--"}
+			p := startGuard(t, func(cmd *exec.Cmd) {
+				cmd.ExtraFiles = []*os.File{slave} // fd 3
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+			}, append(args, peerCommand(testpeer.GoSDK)...)...)
+			slave.Close()
+			c := stdioClient(t, lib, p)
+			tty := bufio.NewReader(master)
+			text, isErr, _, err := c.call(testContext(t), "echo", map[string]any{"text": "hello"})
+			if err != nil || !isErr || !strings.Contains(text, "confirmation of the call to tool \"echo\" timed out") {
+				t.Errorf("unanswered call = %q, isError %v, %v; want a tool error saying the confirmation timed out", text, isErr, err)
+			}
+			readUntil(t, tty, "no answer in time (--confirm-timeout): denied")
+			c.close()
+			p.cmd.Wait()
+			got, recs := readAudit(t, audit)
+			if len(recs) != 1 || got[0] != "echo deny" || recs[0].By != "timeout" {
+				t.Errorf("audit = %v (%+v), want one denial of echo decided by timeout", got, recs)
+			}
+		})
+	}
+}
