@@ -39,6 +39,21 @@ func readEvent(sc *bufio.Scanner) (sseEvent, bool) {
 	return ev, false
 }
 
+// openPOST POSTs body in session sid and returns the response, whose body
+// the caller reads as it comes.
+func openPOST(t *testing.T, ctx context.Context, u, sid, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // TestConformanceResumePOSTStream: a client that loses the event stream of
 // its POST (here: it closes the connection after the roots/list request,
 // before the response) answers the request, then resumes with GET and
@@ -55,14 +70,7 @@ func TestConformanceResumePOSTStream(t *testing.T) {
 	defer cancel()
 
 	postCtx, drop := context.WithCancel(ctx)
-	req, _ := http.NewRequestWithContext(postCtx, "POST", u, strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"t"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openPOST(t, postCtx, u, sid, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"t"}}}`)
 	sc := bufio.NewScanner(resp.Body)
 	progress, _ := readEvent(sc)
 	roots, ok := readEvent(sc)
@@ -101,14 +109,7 @@ func TestConformanceResumePOSTStream(t *testing.T) {
 	// The same recorded answer again in this session: its events get ids
 	// not yet used in the session, and Last-Event-ID of one of them resumes
 	// that stream, not the first one.
-	req, _ = http.NewRequestWithContext(ctx, "POST", u, strings.NewReader(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"u"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = openPOST(t, ctx, u, sid, `{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"u"}}}`)
 	defer resp.Body.Close()
 	first, _ := readEvent(bufio.NewScanner(resp.Body))
 	if first.id == "" || first.id == "s1" || !strings.Contains(first.data, "progress") {
