@@ -69,6 +69,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ok, err := run(ctx, c)
+	if err != nil && ctx.Err() != nil {
+		err = errors.New("interrupted; every process it started is stopped")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
