@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -694,8 +695,8 @@ func (e *Engine) statusOf(p *Plan, response []byte, stateless bool) int {
 
 // metaVersion returns params._meta["io.modelcontextprotocol/protocolVersion"].
 func metaVersion(params json.RawMessage) string {
-	if len(params) == 0 {
-		return ""
+	if len(params) == 0 || !bytes.Contains(params, []byte(metaProtocolVersion)) {
+		return "" // without decoding a large request
 	}
 	meta, err := jsonrpc.Member(params, "_meta")
 	if err != nil || meta == nil {

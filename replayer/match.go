@@ -204,7 +204,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 	// A list request is narrowed to its generation (narrow); any other
 	// request with a plain key list is answered from it directly, at a
 	// cost that does not grow with the number of equal recorded requests.
-	cands, plain := e.index.search(live, listKind(live.Method) == "")
+	cands, plain := e.index.search(live, s.plainOK(live)) // protocol.go
 	if plain != nil {
 		if r := s.chooseIn(plain); r != nil {
 			return r, nil

@@ -30,6 +30,13 @@ type serverCaps struct {
 	// supported are the protocol versions the recording speaks (from
 	// server/discover's supportedVersions, or the initialize answers).
 	supported []string
+	// inits are the recorded initialize requests' client capabilities, by
+	// cassette position (protocol_caps.go).
+	inits []recordedInit
+	// asks says that the recording asks a client for input (a
+	// server-to-client request that needs a client capability, an
+	// input_required result, a -32042).
+	asks bool
 }
 
 // listKind returns the kind of list a list_changed notification or a list
@@ -69,9 +76,15 @@ func (e *Engine) prepareProtocol() {
 		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil || in.Scripted() {
 			continue
 		}
+		if !bytes.Contains(in.Request, []byte(`"initialize"`)) && !bytes.Contains(in.Request, []byte(`"server/discover"`)) {
+			continue // not a handshake, known without parsing it
+		}
 		req, err := jsonrpc.Parse(in.Request)
 		if err != nil || (req.Method != "initialize" && req.Method != "server/discover") {
 			continue
+		}
+		if req.Method == "initialize" {
+			e.caps.inits = append(e.caps.inits, recordedInit{index: i, caps: initCapsOf(req.Params)})
 		}
 		var resp struct {
 			Result *struct {
@@ -176,6 +189,12 @@ func (e *Engine) prepareProtocol() {
 			e.gen[ev.pos] = count[ev.kind]
 		}
 	}
+	for i := range c.Interactions {
+		if asksClient(&c.Interactions[i]) {
+			e.caps.asks = true
+			break
+		}
+	}
 	e.prepareListen()
 	e.prepareLists()
 	rm, err := matcher.WithConfig(e.index.base, e.index.cassette)
@@ -183,6 +202,22 @@ func (e *Engine) prepareProtocol() {
 		rm = e.index.base
 	}
 	e.replyMatcher = rm
+}
+
+// plainOK reports whether live may be answered from a plain key list
+// without narrow: not a list request (narrowed to its generation), and not
+// a request of a client whose declared capabilities can choose among the
+// recorded answers (preferFitting) of a recording that asks clients for
+// input.
+func (s *Session) plainOK(live matcher.Request) bool {
+	if listKind(live.Method) != "" {
+		return false
+	}
+	if !s.e.caps.asks {
+		return true
+	}
+	_, _, declared := s.clientCapsFor(live.Params)
+	return !declared
 }
 
 // narrow keeps, of the recorded requests that match live (positions into
@@ -194,6 +229,11 @@ func (s *Session) narrow(live matcher.Request, matches []int) []int {
 	if len(matches) < 2 {
 		return matches
 	}
+	return s.preferFitting(live, s.narrowState(live, matches)) // protocol_caps.go
+}
+
+// narrowState is narrow by the list generation or requestState.
+func (s *Session) narrowState(live matcher.Request, matches []int) []int {
 	e := s.e
 	if k := listKind(live.Method); k != "" {
 		s.mu.Lock()

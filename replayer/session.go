@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,13 +109,15 @@ type Session struct {
 	script scriptState // counters of scripted interactions (faults.go)
 	tasks  taskMap     // live and recorded task ids (tasks.go)
 
-	gens      map[string]int           // list changes seen, by kind (protocol.go)
-	listing   map[string]int           // method → listing being paged (pages.go)
-	level     int                      // logging level (logging.go)
-	modern    bool                     // a 2026-07-28 client (notify.go)
-	sinks     map[int]func([]byte)     // outlets (notify.go)
-	nextSink  int                      // for sinks keys
-	listeners map[jsonrpc.ID]*listener // open subscriptions/listen requests
+	gens      map[string]int             // list changes seen, by kind (protocol.go)
+	listing   map[string]int             // method → listing being paged (pages.go)
+	level     int                        // logging level (logging.go)
+	modern    bool                       // a 2026-07-28 client (notify.go)
+	sinks     map[int]func([]byte)       // outlets (notify.go)
+	nextSink  int                        // for sinks keys
+	listeners map[jsonrpc.ID]*listener   // open subscriptions/listen requests
+	initCaps  map[string]json.RawMessage // the capabilities of the client's initialize (protocol_caps.go)
+	elicits   map[string]string          // recorded elicitationId → live (protocol_elicit.go)
 }
 
 // NewSession starts a session with fresh replay state.
@@ -133,12 +136,13 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
 	}
+	s.noteInitialize(msg)        // protocol_caps.go
 	lmsg, known := s.taskIn(msg) // tasks.go
 	var plan *Plan
 	if !s.unknownTask(msg, known) {
 		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
 	}
-	plan = s.taskOut(msg, plan, known)
+	plan = s.elicitOut(s.taskOut(msg, plan, known)) // protocol_elicit.go
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
@@ -472,7 +476,7 @@ func initializeFromDiscover(response json.RawMessage, params json.RawMessage) (j
 }
 
 func progressToken(params json.RawMessage) json.RawMessage {
-	if len(params) == 0 {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"progressToken"`)) {
 		return nil
 	}
 	meta, err := jsonrpc.Member(params, "_meta")
