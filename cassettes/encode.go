@@ -40,38 +40,27 @@ func (e *IncrementalEncoder) Write(w io.Writer, c *Cassette) error {
 	if !e.seeded {
 		e.seed, e.seeded = maphash.MakeSeed(), true
 	}
-	head := *c
-	head.Interactions = []Interaction{}
-	hb, err := Encode(&head)
+	head, tail, err := EncodeHead(c)
 	if err != nil {
 		return err
 	}
 	if len(c.Interactions) == 0 {
-		_, err := w.Write(hb)
+		_, err := w.Write(EmptyFile(head, tail))
 		return err
-	}
-	// hb ends with `"interactions": []` and the closing brace.
-	cut := bytes.LastIndex(hb, []byte("[]"))
-	if cut < 0 {
-		return fmt.Errorf("encode cassette: unexpected header %q", hb)
 	}
 	if len(e.parts) > len(c.Interactions) {
 		e.parts, e.prints = e.parts[:len(c.Interactions)], e.prints[:len(c.Interactions)]
 	}
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
-		fp := e.fingerprint(in)
+		fp := Fingerprint(e.seed, in)
 		if i < len(e.parts) && e.prints[i] == fp {
 			continue
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("    ", "  ")
-		if err := enc.Encode(in); err != nil {
+		part, err := AppendInteraction(nil, in)
+		if err != nil {
 			return fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
 		}
-		part := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		if i < len(e.parts) {
 			e.parts[i], e.prints[i] = part, fp
 		} else {
@@ -79,18 +68,69 @@ func (e *IncrementalEncoder) Write(w io.Writer, c *Cassette) error {
 		}
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	bw.Write(hb[:cut])
-	bw.WriteString("[\n")
+	bw.Write(head)
 	for i, p := range e.parts {
 		if i > 0 {
-			bw.WriteString(",\n")
+			bw.WriteString(",")
 		}
-		bw.WriteString("    ")
 		bw.Write(p)
 	}
-	bw.WriteString("\n  ]")
-	bw.Write(hb[cut+2:])
+	bw.Write(tail)
 	return bw.Flush()
+}
+
+// EncodeHead returns what Encode writes around the interactions of a
+// cassette that has some: head ends with the opening bracket of
+// "interactions", tail starts with its closing bracket. The file is head,
+// then each interaction as AppendInteraction encodes it, separated by ",",
+// then tail (EmptyFile for none).
+func EncodeHead(c *Cassette) (head, tail []byte, err error) {
+	h := *c
+	h.Interactions = []Interaction{}
+	hb, err := Encode(&h)
+	if err != nil {
+		return nil, nil, err
+	}
+	// hb ends with `"interactions": []` and the closing brace.
+	cut := bytes.LastIndex(hb, []byte("[]"))
+	if cut < 0 {
+		return nil, nil, fmt.Errorf("encode cassette: unexpected header %q", hb)
+	}
+	head = append(hb[:cut:cut], '[')
+	tail = append([]byte("\n  ]"), hb[cut+2:]...)
+	return head, tail, nil
+}
+
+// EmptyFile is the file of a cassette without interactions, from the head
+// and tail of EncodeHead.
+func EmptyFile(head, tail []byte) []byte {
+	out := append(bytes.Clone(head), ']')
+	return append(out, tail[len("\n  ]"):]...)
+}
+
+// AppendInteraction appends one interaction as Encode writes it inside the
+// "interactions" array: a line break, the indentation, the interaction over
+// as many lines as it takes, and no separator.
+func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	buf.WriteString("\n    ")
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	if err := enc.Encode(in); err != nil {
+		return dst, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Fingerprint summarises what can change in an interaction while it is
+// recorded: which messages it holds (by identity and length: a recorded
+// message's bytes never change once set) and its HTTP details. Two calls
+// with the same seed give the same value for an interaction that did not
+// change.
+func Fingerprint(seed maphash.Seed, in *Interaction) uint64 {
+	e := IncrementalEncoder{seed: seed}
+	return e.fingerprint(in)
 }
 
 // fingerprint summarises what can change in an interaction while it is

@@ -71,30 +71,55 @@ func (f *Finisher) Finish(c *Cassette) int {
 	return n
 }
 
+// FinishInteraction prepares one interaction of a recording as Finish does
+// (in place; its messages are replaced, not changed) and returns the number
+// of secrets it redacted. Unlike Finish it remembers nothing, so a recorder
+// that finishes each interaction once holds no memory for it afterwards.
+func (f *Finisher) FinishInteraction(in *Interaction) int {
+	n := f.rd.RedactInteraction(in)
+	if !f.opts.KeepTiming {
+		in.zeroTiming()
+	}
+	return n
+}
+
+// FinishHead prepares what Finish prepares outside the interactions: the
+// server's command line (redacted) and the date of the recording. It does
+// not fill in Meta.ServerInfo (see ServerInfoOf).
+func (f *Finisher) FinishHead(c *Cassette) int {
+	n := f.rd.redactMeta(c)
+	c.Meta.RecordedAt = day(c.Meta.RecordedAt)
+	return n
+}
+
 // Normalize writes every time offset of c as 0 (see SaveOptions.KeepTiming).
 func (c *Cassette) Normalize() {
 	for i := range c.Interactions {
-		in := &c.Interactions[i]
-		in.AtMs = 0
-		if len(in.Exchange) > 0 {
-			zero := true
-			for _, m := range in.Exchange {
-				zero = zero && m.AtMs == 0
-			}
-			if !zero {
-				ex := make([]Message, len(in.Exchange))
-				copy(ex, in.Exchange)
-				for j := range ex {
-					ex[j].AtMs = 0
-				}
-				in.Exchange = ex
-			}
+		c.Interactions[i].zeroTiming()
+	}
+}
+
+// zeroTiming writes the interaction's time offsets as 0.
+func (in *Interaction) zeroTiming() {
+	in.AtMs = 0
+	if len(in.Exchange) > 0 {
+		zero := true
+		for _, m := range in.Exchange {
+			zero = zero && m.AtMs == 0
 		}
-		if in.Response != nil && in.Response.AtMs != 0 {
-			r := *in.Response
-			r.AtMs = 0
-			in.Response = &r
+		if !zero {
+			ex := make([]Message, len(in.Exchange))
+			copy(ex, in.Exchange)
+			for j := range ex {
+				ex[j].AtMs = 0
+			}
+			in.Exchange = ex
 		}
+	}
+	if in.Response != nil && in.Response.AtMs != 0 {
+		r := *in.Response
+		r.AtMs = 0
+		in.Response = &r
 	}
 }
 
@@ -113,26 +138,35 @@ func day(s string) string {
 // recorded answer to initialize (result.serverInfo) or server/discover
 // (result._meta["io.modelcontextprotocol/serverInfo"]); nil when none.
 func FindServerInfo(c *Cassette) *ServerInfo {
-	for _, in := range c.Interactions {
-		if in.Request == nil || in.From != FromClient || in.Response == nil || in.Response.Message == nil {
-			continue
+	for i := range c.Interactions {
+		if si := ServerInfoOf(&c.Interactions[i]); si != nil {
+			return si
 		}
-		method := gjson.GetBytes(in.Request, "method").String()
-		if method != "initialize" && method != "server/discover" {
-			continue
-		}
-		res := gjson.GetBytes(in.Response.Message, "result")
-		info := res.Get("serverInfo")
-		if !info.Exists() {
-			info = res.Get(`_meta.io\.modelcontextprotocol/serverInfo`)
-		}
-		if !info.IsObject() {
-			continue
-		}
-		var si ServerInfo
-		if json.Unmarshal([]byte(info.Raw), &si) == nil && (si.Name != "" || si.Version != "") {
-			return &si
-		}
+	}
+	return nil
+}
+
+// ServerInfoOf returns the server's name and version from one interaction,
+// an answered initialize or server/discover; nil for any other.
+func ServerInfoOf(in *Interaction) *ServerInfo {
+	if in.Request == nil || in.From != FromClient || in.Response == nil || in.Response.Message == nil {
+		return nil
+	}
+	method := gjson.GetBytes(in.Request, "method").String()
+	if method != "initialize" && method != "server/discover" {
+		return nil
+	}
+	res := gjson.GetBytes(in.Response.Message, "result")
+	info := res.Get("serverInfo")
+	if !info.Exists() {
+		info = res.Get(`_meta.io\.modelcontextprotocol/serverInfo`)
+	}
+	if !info.IsObject() {
+		return nil
+	}
+	var si ServerInfo
+	if json.Unmarshal([]byte(info.Raw), &si) == nil && (si.Name != "" || si.Version != "") {
+		return &si
 	}
 	return nil
 }

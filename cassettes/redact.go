@@ -215,6 +215,16 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 // Redact applies the rules to c in place and returns how many values it
 // replaced.
 func (rd *Redactor) Redact(c *Cassette) (changes int) {
+	n := rd.redactMeta(c)
+	for i := range c.Interactions {
+		rd.at = i
+		n += rd.interaction(&c.Interactions[i])
+	}
+	return n
+}
+
+// redactMeta redacts the server's command line or URL in c.Meta.
+func (rd *Redactor) redactMeta(c *Cassette) int {
 	n := 0
 	rd.at = -1
 	if rd.rules.SecretLikeNames { // redact_args.go
@@ -234,10 +244,6 @@ func (rd *Redactor) Redact(c *Cassette) (changes int) {
 			c.Meta.Server[i] = out
 			n += k
 		}
-	}
-	for i := range c.Interactions {
-		rd.at = i
-		n += rd.interaction(&c.Interactions[i])
 	}
 	return n
 }

@@ -14,6 +14,7 @@ package recorder
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"slices"
@@ -53,6 +54,7 @@ type Recorder struct {
 	path  string
 	opts  Options
 	start time.Time
+	keep  int // see keepRecent
 
 	qmu    sync.Mutex // guards queue and closed
 	queue  []observed
@@ -65,15 +67,37 @@ type Recorder struct {
 	// saveErr is the last error of a save; Close reports it.
 	saveErr error
 
-	enc cassettes.IncrementalEncoder // re-encodes only what changed
-	// finish redacts and normalises each snapshot before it is written;
-	// only save uses it, and saves never overlap.
+	// saveMu serialises the saves, and Cassette with them; it guards the
+	// fields below, which only saves change.
+	saveMu sync.Mutex
+	// finish redacts and normalises each interaction before it is encoded.
 	finish *cassettes.Finisher
+	seed   maphash.Seed
+	// parts are the encodings of the interactions still in memory, by
+	// index, with the fingerprint each was made from: an interaction is
+	// finished and encoded again only when it changed.
+	parts map[int]part
+	// spill holds the interactions that can no longer change, encoded,
+	// out of memory (spill.go); nil while recording to no file.
+	spill *spill
+	// info is the server's name and version from the spilled interaction
+	// infoAt (-1 for none).
+	info   *cassettes.ServerInfo
+	infoAt int
+	// saveCost is how long the last save took.
+	saveCost time.Duration
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
 	done     chan struct{} // closed when the builder has drained the queue after Close
 	saverOut chan struct{} // closed when the saver has stopped
 	drained  chan chan struct{}
+}
+
+// part is an interaction's encoding (after a comma, as in the file).
+type part struct {
+	print uint64
+	data  []byte
+	info  *cassettes.ServerInfo
 }
 
 type observed struct {
@@ -86,8 +110,17 @@ type observed struct {
 // New returns a Recorder writing to path; an empty path records nothing to
 // disk (the passthrough mode) but still builds the cassette and the live log.
 func New(path string, opts *Options) (*Recorder, error) {
+	return newRecorder(path, opts, keepRecent)
+}
+
+// newRecorder is New keeping the latest keep interactions in memory.
+func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	r := &Recorder{
 		path:     path,
+		keep:     keep,
+		seed:     maphash.MakeSeed(),
+		parts:    map[int]part{},
+		infoAt:   -1,
 		wake:     make(chan struct{}, 1),
 		saveNow:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -122,9 +155,13 @@ func New(path string, opts *Options) (*Recorder, error) {
 	}
 	r.state = newBuilder(c, r.opts.Logger)
 	if path != "" {
+		if r.spill, err = newSpill(path); err != nil {
+			return nil, err
+		}
 		// Write the empty cassette at once: a valid file exists from the
 		// first moment, whatever happens next.
 		if err := r.save(true); err != nil {
+			r.spill.close()
 			return nil, err
 		}
 	}
@@ -221,11 +258,15 @@ func (r *Recorder) saver() {
 		if !dirty || r.path == "" {
 			continue
 		}
+		start := time.Now()
 		r.save(false)
 		// Saves are coalesced: completed interactions that arrive in the
 		// next moment go into the next save, so a busy session does not
-		// keep a core and the disk busy rewriting the file.
-		pause := time.NewTimer(minSaveInterval)
+		// keep a core and the disk busy rewriting the file. A save copies
+		// the file so far (in the kernel) and grows with it: the pause is
+		// also a multiple of what the last save took, so that saving takes
+		// a small share of the time however long the recording.
+		pause := time.NewTimer(max(minSaveInterval, saveCostFactor*time.Since(start)))
 		select {
 		case <-pause.C:
 		case <-r.done:
@@ -237,32 +278,48 @@ func (r *Recorder) saver() {
 
 // minSaveInterval is the least time between two saves while recording;
 // with the one-second flush it keeps the promise that an interaction
-// completed more than a second ago is on disk.
+// completed more than a second ago is on disk, as long as a save takes
+// less than FlushInterval/saveCostFactor (a cassette of hundreds of MiB).
 const minSaveInterval = 250 * time.Millisecond
 
-// save writes a snapshot of the cassette; durable syncs it to the disk
-// (the last save does; the ones while recording need only survive the
-// process).
+// saveCostFactor: the pause after a save is at least this many times what
+// the save took.
+const saveCostFactor = 4
+
+// keepRecent is how many of the latest interactions stay in memory, as
+// they were recorded, while recording to a file; older ones that can no
+// longer change are spilled (spill.go).
+const keepRecent = 32
+
+// save writes the cassette; durable syncs it to the disk (the last save
+// does; the ones while recording need only survive the process).
+//
+// The file is the head (version, meta), the spilled interactions copied
+// from the spill file, the interactions still in memory (each finished and
+// encoded again only when it changed), and the closing brackets, written to
+// a temporary file renamed over the cassette.
 func (r *Recorder) save(durable bool) error {
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
 	r.mu.Lock()
-	snap := r.state.snapshot()
+	head := *r.state.c
+	head.Interactions = nil
+	head.Meta.Server = slices.Clone(head.Meta.Server)
+	base := r.state.base
+	var live []cassettes.Interaction
+	var gone []cassettes.Interaction
+	goneAt := base
+	if r.spill != nil {
+		gone = r.state.evict(r.keep)
+		base = r.state.base
+	}
+	live = r.state.snapshot().Interactions
 	r.dirty = false
 	r.mu.Unlock()
 	if r.path == "" {
 		return nil
 	}
-	r.finish.Finish(snap)
-	err := cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
-		if len(r.opts.Forbid) == 0 {
-			return r.enc.Write(w, snap)
-		}
-		fw := newForbidWriter(w, r.opts.Forbid)
-		err := r.enc.Write(fw, snap)
-		if fw.err != nil {
-			return fw.err
-		}
-		return err
-	})
+	err := r.write(durable, &head, goneAt, gone, base, live)
 	r.mu.Lock()
 	r.saveErr = err
 	r.mu.Unlock()
@@ -270,6 +327,84 @@ func (r *Recorder) save(durable bool) error {
 		r.opts.Logger.Error(err.Error())
 	}
 	return err
+}
+
+// write spills the interactions gone from memory (from index goneAt on),
+// encodes the live ones (from index base on) and writes the file.
+func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction) error {
+	var spillErr error
+	for k := range gone {
+		i := goneAt + k
+		p, err := r.encode(i, &gone[k])
+		if err != nil {
+			return err
+		}
+		delete(r.parts, i)
+		if p.info != nil && r.infoAt < 0 {
+			r.info, r.infoAt = p.info, i
+		}
+		if err := r.spill.add(i, p.data); err != nil && spillErr == nil {
+			spillErr = err
+		}
+	}
+	if spillErr != nil {
+		return fmt.Errorf("save cassette %q: %w", r.path, spillErr)
+	}
+	for i := range r.parts {
+		if i < base {
+			delete(r.parts, i)
+		}
+	}
+	info, infoAt := r.info, r.infoAt
+	parts := make([][]byte, len(live))
+	for k := range live {
+		p, err := r.encode(base+k, &live[k])
+		if err != nil {
+			return err
+		}
+		parts[k] = p.data
+		if p.info != nil && (infoAt < 0 || base+k < infoAt) {
+			info, infoAt = p.info, base+k
+		}
+	}
+	r.finish.FinishHead(head)
+	if head.Meta.ServerInfo == nil {
+		head.Meta.ServerInfo = info
+	}
+	open, end, err := cassettes.EncodeHead(head)
+	if err != nil {
+		return err
+	}
+	return cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
+		var fw *forbidWriter
+		if len(r.opts.Forbid) > 0 {
+			fw = newForbidWriter(w, r.opts.Forbid)
+			w = fw
+		}
+		err := r.spill.writeFile(w, open, parts, end)
+		if fw != nil && fw.err != nil {
+			return fw.err
+		}
+		return err
+	})
+}
+
+// encode returns the finished encoding of interaction i, from the last
+// save's when the interaction did not change since.
+func (r *Recorder) encode(i int, in *cassettes.Interaction) (part, error) {
+	fp := cassettes.Fingerprint(r.seed, in)
+	if p, ok := r.parts[i]; ok && p.print == fp {
+		return p, nil
+	}
+	fin := *in
+	r.finish.FinishInteraction(&fin)
+	data, err := cassettes.AppendInteraction([]byte{','}, &fin)
+	if err != nil {
+		return part{}, fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
+	}
+	p := part{print: fp, data: data, info: cassettes.ServerInfoOf(&fin)}
+	r.parts[i] = p
+	return p, nil
 }
 
 // Sync waits until every message observed before the call is in the
@@ -294,12 +429,27 @@ func (r *Recorder) Pending() []jsonrpc.ID {
 	return slices.Clone(r.state.pendingOrder)
 }
 
-// Cassette returns a copy of the cassette as recorded so far.
+// Cassette returns a copy of the cassette as recorded so far. While
+// recording to a file, the interactions that were spilled out of memory
+// (all but the latest ones, once they can no longer change) come back as
+// they were saved: redacted and normalised.
 func (r *Recorder) Cassette() *cassettes.Cassette {
 	r.Sync()
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state.snapshot()
+	c := r.state.snapshot()
+	r.mu.Unlock()
+	if r.spill == nil || r.spill.size == 0 {
+		return c
+	}
+	old, err := r.spill.load(r.path)
+	if err != nil {
+		r.opts.Logger.Error(err.Error())
+		return c
+	}
+	c.Interactions = append(old, c.Interactions...)
+	return c
 }
 
 // Summary is the one-line summary printed at exit.
@@ -312,7 +462,7 @@ func (r *Recorder) Summary() string {
 		where = fmt.Sprintf(" to %s", r.path)
 	}
 	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response)",
-		s.messages, len(s.c.Interactions), where, s.requests, len(s.pendingOrder))
+		s.messages, s.base+len(s.c.Interactions), where, s.requests, len(s.pendingOrder))
 }
 
 // Close records what is still queued, writes the cassette a last time and
@@ -331,7 +481,11 @@ func (r *Recorder) Close() error {
 	<-r.done
 	<-r.saverOut
 	if !already && r.path != "" {
-		return r.save(true)
+		err := r.save(true)
+		r.saveMu.Lock()
+		r.spill.close()
+		r.saveMu.Unlock()
+		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -340,10 +494,15 @@ func (r *Recorder) Close() error {
 
 // builder holds the cassette being built and the state that groups
 // messages into interactions. Only the build goroutine changes it, under
-// Recorder.mu.
+// Recorder.mu, and the saver, which takes the interactions that can no
+// longer change out of it (evict).
 type builder struct {
-	c   *cassettes.Cassette
-	log *slog.Logger
+	// c.Interactions are the interactions in memory: the cassette's
+	// interactions from index base on. Every index below (pending, tokens,
+	// landed...) is an index into c.Interactions.
+	c    *cassettes.Cassette
+	base int
+	log  *slog.Logger
 
 	pending      map[jsonrpc.ID]int // client request id → interaction index
 	pendingOrder []jsonrpc.ID       // in arrival order
@@ -372,6 +531,70 @@ func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
 	return &builder{c: c, log: log, pending: map[jsonrpc.ID]int{}, serverReqs: map[jsonrpc.ID]int{},
 		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{}, started: map[int]cassettes.Millis{},
 		landed: -1, hint: -1, exchanges: map[uint64][]int{}}
+}
+
+// evict takes the interactions that can no longer change out of memory,
+// from the first on, and returns them: all but the latest keep, up to the
+// first one still open (a client request waiting for its response, or one
+// whose server-to-client request waits for the client's reply). It does so
+// in batches: only when twice keep are in memory. The indexes of the
+// builder move down by as many; a progress notification or an HTTP note
+// that comes for an interaction already gone is recorded as a message of
+// its own in its place.
+func (b *builder) evict(keep int) []cassettes.Interaction {
+	n := len(b.c.Interactions)
+	if n < 2*keep {
+		return nil
+	}
+	cut := n - keep
+	for _, i := range b.pending {
+		cut = min(cut, i)
+	}
+	for _, i := range b.serverReqs {
+		cut = min(cut, i)
+	}
+	if cut <= 0 {
+		return nil
+	}
+	gone := b.c.Interactions[:cut:cut]
+	rest := make([]cassettes.Interaction, n-cut, max(n-cut, 2*keep))
+	copy(rest, b.c.Interactions[cut:])
+	b.c.Interactions = rest
+	b.base += cut
+	for id, i := range b.pending {
+		b.pending[id] = i - cut
+	}
+	for id, i := range b.serverReqs {
+		b.serverReqs[id] = i - cut
+	}
+	for t, i := range b.tokens {
+		if i < cut {
+			delete(b.tokens, t)
+		} else {
+			b.tokens[t] = i - cut
+		}
+	}
+	started := make(map[int]cassettes.Millis, len(b.started))
+	for i, at := range b.started {
+		if i >= cut {
+			started[i-cut] = at
+		}
+	}
+	b.started = started
+	for ex, idxs := range b.exchanges {
+		kept := idxs[:0]
+		for _, i := range idxs {
+			if i >= cut {
+				kept = append(kept, i-cut)
+			}
+		}
+		if len(kept) == 0 {
+			delete(b.exchanges, ex)
+		} else {
+			b.exchanges[ex] = kept
+		}
+	}
+	return gone
 }
 
 // snapshot copies the cassette: interactions are values, and the messages

@@ -2,10 +2,14 @@ package recorder
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -126,5 +130,101 @@ func TestFlushWhileRecording(t *testing.T) {
 			t.Fatal("the completed interaction was not written within 10s (the flush interval is an hour)")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSpilledSavesAreTheSameFile records a session with a recorder that
+// spills all but its last few interactions and saves often, and checks its
+// file, at every save and at the end, byte for byte against the whole
+// cassette held in memory, finished and encoded in one go; and that
+// Cassette gives back every interaction.
+func TestSpilledSavesAreTheSameFile(t *testing.T) {
+	for _, keepTiming := range []bool{false, true} {
+		t.Run(fmt.Sprint("keepTiming=", keepTiming), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.json")
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			opts := &Options{Now: func() time.Time { return clock }, Meta: cassettes.Meta{Server: []string{"srv", "--token", "hunter22"}},
+				Save: cassettes.SaveOptions{KeepTiming: keepTiming}}
+			spilled, err := newRecorder(path, opts, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := New("", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fin, err := cassettes.NewFinisher(&opts.Save)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(when string) {
+				t.Helper()
+				want := whole.Cassette()
+				fin.Finish(want)
+				wantFile, err := cassettes.Encode(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(wantFile), string(got)); diff != "" {
+					t.Fatalf("%s: the file differs from the cassette encoded whole (-want +got):\n%s", when, diff)
+				}
+			}
+			c, s := cassettes.FromClient, cassettes.FromServer
+			ms := 0
+			observe := func(from cassettes.Direction, msg string) {
+				ms++
+				at := clock.Add(time.Duration(ms) * time.Millisecond)
+				spilled.Observe(from, []byte(msg), at)
+				whole.Observe(from, []byte(msg), at)
+			}
+			observe(c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+			observe(s, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"srv","version":"1.2"}}}`)
+			observe(c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			// A request that stays open for a while keeps what follows it
+			// in memory until it is answered.
+			observe(c, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow"}}`)
+			for i := 1; i <= 120; i++ {
+				id := itoa(i)
+				observe(c, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"echo","arguments":{"note":"Bearer abcdefghijklmnop`+id+`"},"_meta":{"progressToken":`+id+`}}}`)
+				observe(s, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+id+`,"progress":1}}`)
+				if i%7 == 0 {
+					observe(s, `{"jsonrpc":"2.0","id":"s`+id+`","method":"roots/list"}`)
+					observe(c, `{"jsonrpc":"2.0","id":"s`+id+`","result":{"roots":[]}}`)
+				}
+				if i%11 == 0 {
+					observe(s, `not json `+id)
+				}
+				observe(s, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":"sk-abcdefghijklmnopqrstuvwxyz`+id+`"}]}}`)
+				if i == 40 {
+					observe(s, `{"jsonrpc":"2.0","id":"long","result":{"content":[]}}`)
+				}
+				if i%9 == 0 {
+					spilled.Sync()
+					whole.Sync()
+					if err := spilled.save(false); err != nil {
+						t.Fatal(err)
+					}
+					check(fmt.Sprint("after call ", i))
+				}
+			}
+			if spilled.spill.n == 0 {
+				t.Fatal("nothing was spilled")
+			}
+			if err := spilled.Close(); err != nil {
+				t.Fatal(err)
+			}
+			whole.Close()
+			check("at the end")
+			got, want := spilled.Cassette(), whole.Cassette()
+			fin.Finish(got)
+			fin.Finish(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Cassette (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
