@@ -99,14 +99,11 @@ func (m *Message) Kind() Kind {
 	return KindInvalid
 }
 
-// wire is the decoding shape of a message.
+// wire is what parse found in a message, before it is checked.
 type wire struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	hasMethod          bool
+	ID, Params, Result json.RawMessage
+	Error              json.RawMessage
 }
 
 // ErrNotObject is returned by Parse for JSON that is not an object.
@@ -131,24 +128,54 @@ func ParseValid(data []byte) (*Message, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, ErrNotObject
 	}
-	m := &Message{Raw: data}
+	m := new(Message)
+	return m, m.parse(data)
+}
+
+// ParseValidInto is ParseValid into a Message of the caller's (one it may
+// keep on its stack, or reuse).
+func ParseValidInto(m *Message, data []byte) error {
+	*m = Message{}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return ErrNotObject
+	}
+	return m.parse(data)
+}
+
+// CheckValid is ParseValid for a message that is only checked, not kept:
+// it returns the message's kind and the error ParseValid would return, and
+// allocates nothing for a valid message without an error member.
+func CheckValid(data []byte) (Kind, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return KindInvalid, ErrNotObject
+	}
+	var m Message
+	err := m.parse(data)
+	return m.Kind(), err
+}
+
+// parse fills m from the JSON object data (trimmed, valid JSON).
+func (m *Message) parse(data []byte) error {
+	m.Raw = data
 	var w wire
 	err := eachMember(data, func(key string, value []byte) error {
 		switch key {
 		case "jsonrpc":
-			s, ok := unquote(value)
+			s, ok := unquoteName(value)
 			if !ok {
 				return errors.New(`"jsonrpc" must be a string`)
 			}
-			w.JSONRPC = &s
+			m.version = s
 		case "id":
 			w.ID = value
 		case "method":
-			s, ok := unquote(value)
+			s, ok := unquoteName(value)
 			if !ok {
 				return errors.New(`"method" must be a string`)
 			}
-			w.Method = &s
+			m.Method, w.hasMethod = s, true
 		case "params":
 			w.Params = value
 		case "result":
@@ -159,28 +186,61 @@ func ParseValid(data []byte) (*Message, error) {
 		return nil
 	})
 	if err != nil {
-		return m, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
 	}
 	m.Params, m.Result = w.Params, w.Result
-	if w.JSONRPC != nil {
-		m.version = *w.JSONRPC
-	}
 	if w.ID != nil {
 		m.hasID = true
 		m.ID = ID(w.ID)
 	}
-	if w.Method != nil {
-		m.Method = *w.Method
-	}
 	if w.Error != nil && string(w.Error) != "null" {
 		var e Error
 		if err := json.Unmarshal(w.Error, &e); err != nil {
-			return m, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: error member: " + err.Error()}
+			return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: error member: " + err.Error()}
 		}
 		m.Error = &e
 	}
-	return m, m.validate(w)
+	return m.validate(w)
 }
+
+// unquoteName is unquote for member names and for the "jsonrpc" and
+// "method" members: the common ones (names of JSON-RPC, of cassettes and of
+// MCP params; the version; the methods of MCP) are not copied, one string
+// each for the whole process.
+func unquoteName(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		if s, ok := names[string(raw[1:n-1])]; ok {
+			return s, true
+		}
+	}
+	return unquote(raw)
+}
+
+// names are the strings unquoteName does not copy.
+var names = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"2.0",
+		"initialize", "server/discover", "ping", "notifications/initialized", "notifications/cancelled",
+		"notifications/progress", "notifications/message", "logging/setLevel",
+		"tools/list", "tools/call", "notifications/tools/list_changed",
+		"prompts/list", "prompts/get", "notifications/prompts/list_changed",
+		"resources/list", "resources/templates/list", "resources/read", "resources/subscribe",
+		"resources/unsubscribe", "notifications/resources/list_changed", "notifications/resources/updated",
+		"completion/complete", "sampling/createMessage", "elicitation/create", "notifications/elicitation/complete",
+		"roots/list", "notifications/roots/list_changed", "subscriptions/listen",
+		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status",
+		// member names
+		"jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data",
+		"from", "atMs", "request", "notification", "raw", "batch", "exchange", "response", "match", "times", "http",
+		"when", "fault", "status", "form", "stream", "eventIds", "requestHeaders", "responseHeaders",
+		"name", "arguments", "_meta", "progressToken", "cursor", "nextCursor", "content", "type", "text",
+		"isError", "structuredContent", "uri", "mimeType", "tools", "resources", "prompts", "description",
+		"inputSchema", "outputSchema", "annotations", "title", "properties", "required", "protocolVersion",
+		"capabilities", "clientInfo", "serverInfo", "version", "resultType", "requestState", "inputResponses"} {
+		m[s] = s
+	}
+	return m
+}()
 
 // eachMember calls f with each member of the valid JSON object data, in
 // order; the values are sub-slices of data.
@@ -191,7 +251,7 @@ func eachMember(data []byte, f func(key string, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		key, ok := unquote(data[i:ke])
+		key, ok := unquoteName(data[i:ke])
 		if !ok {
 			return errors.New("bad member name")
 		}
@@ -255,7 +315,7 @@ func (m *Message) validate(w wire) error {
 			return invalid("id must be a string or a number")
 		}
 	}
-	if w.Method != nil {
+	if w.hasMethod {
 		if m.Method == "" {
 			return invalid(`"method" must not be empty`)
 		}
