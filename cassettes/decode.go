@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -35,9 +36,7 @@ func decodeInteraction(raw []byte) (Interaction, error) {
 		var err error
 		switch key {
 		case "from":
-			var s string
-			s, err = str(v)
-			in.From = Direction(s)
+			in.From, err = direction(v)
 		case "atMs":
 			in.AtMs, err = millis(v)
 		case "request":
@@ -71,12 +70,20 @@ func decodeInteraction(raw []byte) (Interaction, error) {
 			in.Match = rawOrNil(v)
 		case "times":
 			in.Times, err = integer(v)
+		// Decoded through a variable of their own, so that in is not
+		// moved to the heap for every interaction.
 		case "http":
-			err = strict(v, &in.HTTP)
+			var h *HTTP
+			err = strict(v, &h)
+			in.HTTP = h
 		case "when":
-			err = strict(v, &in.When)
+			var w *When
+			err = strict(v, &w)
+			in.When = w
 		case "fault":
-			err = strict(v, &in.Fault)
+			var f *Fault
+			err = strict(v, &f)
+			in.Fault = f
 		default:
 			err = errors.New("unknown member")
 		}
@@ -97,9 +104,7 @@ func decodeMessage(raw []byte) (Message, error) {
 		var err error
 		switch key {
 		case "from":
-			var s string
-			s, err = str(v)
-			m.From = Direction(s)
+			m.From, err = direction(v)
 		case "atMs":
 			m.AtMs, err = millis(v)
 		case "message":
@@ -117,6 +122,19 @@ func decodeMessage(raw []byte) (Message, error) {
 		return nil
 	})
 	return m, err
+}
+
+// direction decodes a "from" member; the two directions are not copied,
+// one string each for a whole cassette.
+func direction(v []byte) (Direction, error) {
+	switch string(v) {
+	case `"client"`:
+		return FromClient, nil
+	case `"server"`:
+		return FromServer, nil
+	}
+	s, err := str(v)
+	return Direction(s), err
 }
 
 func isNull(v []byte) bool { return string(v) == "null" }
@@ -166,4 +184,19 @@ func strict(v []byte, into any) error {
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.DisallowUnknownFields()
 	return dec.Decode(into)
+}
+
+// reserve grows the interactions of a cassette being decoded once, when
+// the first 64 are in, to the number that the whole array (size bytes, of
+// which the next interaction starts at offset next) holds at their average
+// size, and a little more: a large cassette then fills one slice of about
+// the right size instead of growing it by copies, or reserving far more
+// than it needs. Append grows it past that when the guess is short.
+func reserve(ins []Interaction, size, next int) []Interaction {
+	if len(ins) != 64 || cap(ins) > 64 || next <= 0 {
+		return ins
+	}
+	want := int(int64(size) * 64 / int64(next))
+	want += want/16 + 16
+	return slices.Grow(ins, want-len(ins))
 }

@@ -163,8 +163,9 @@ func decode(data []byte) (*Cassette, *decodeError) {
 			if isNull(v) {
 				return nil
 			}
-			c.Interactions = make([]Interaction, 0, min(len(v)/300+1, 1<<20))
+			c.Interactions = make([]Interaction, 0, 64)
 			return jsonrpc.EachElementAt(v, func(elem []byte, eat int) error {
+				c.Interactions = reserve(c.Interactions, len(v), eat)
 				in, err := decodeInteraction(elem)
 				off := int64(at + eat)
 				if err != nil {
@@ -282,7 +283,7 @@ func (m *Message) validate() error {
 		return errors.New(`needs exactly one of "message" and "raw"`)
 	}
 	if m.Message != nil {
-		if _, err := jsonrpc.ParseValid(m.Message); err != nil {
+		if _, err := jsonrpc.CheckValid(m.Message); err != nil {
 			return err
 		}
 	}
@@ -290,12 +291,12 @@ func (m *Message) validate() error {
 }
 
 func wantKind(raw json.RawMessage, k jsonrpc.Kind) error {
-	msg, err := jsonrpc.ParseValid(raw)
+	kind, err := jsonrpc.CheckValid(raw)
 	if err != nil {
 		return err
 	}
-	if msg.Kind() != k {
-		return fmt.Errorf("is a JSON-RPC %s, want a %s", msg.Kind(), k)
+	if kind != k {
+		return fmt.Errorf("is a JSON-RPC %s, want a %s", kind, k)
 	}
 	return nil
 }
