@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -214,7 +213,7 @@ func (s silentPrompter) Confirm(ctx context.Context, c Call) (bool, error) {
 // decided by "timeout"; a call waiting in line behind it has its own
 // time limit.
 func TestConfirmTimeout(t *testing.T) {
-	var audit syncBuffer
+	var audit bytes.Buffer // written by the held calls before their verdicts are received
 	p := silentPrompter{make(chan string, 2)}
 	g := newGuard(t, &Options{Confirm: []string{"rm"}, Prompter: p, ConfirmTimeout: 50 * time.Millisecond, Audit: &audit})
 	first, second := make(chan Verdict), make(chan Verdict)
@@ -234,29 +233,11 @@ func TestConfirmTimeout(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestListChangedOwnList: after notifications/tools/list_changed the guard
 // asks the server itself, follows nextCursor, keeps the answers from the
 // client, and uses the new annotations and forgets removed tools.
 func TestListChangedOwnList(t *testing.T) {
-	var logs syncBuffer
+	var logs bytes.Buffer
 	g := newGuard(t, &Options{Confirm: []string{Destructive}, TrustServer: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	list(t, g) // read is read-only, rm destructive
 	if g.FromClient("", callMsg(2, "read", `{}`)).Hold != nil {

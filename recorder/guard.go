@@ -253,15 +253,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		}
 	}()
 
-	out, err := http.NewRequestWithContext(ctx, r.Method, t.target(r).String(), bytes.NewReader(v.Forward))
-	if err != nil {
-		badGateway(w, body, err)
-		return
-	}
-	copyHeaders(out.Header, r.Header)
-	out.Header.Del("Accept-Encoding")
-	out.ContentLength = int64(len(v.Forward))
-	resp, err := t.client.Do(out)
+	resp, err := t.forward(ctx, r, v.Forward)
 	if err != nil {
 		if expire(func(c []byte) {
 			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
@@ -356,6 +348,19 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+}
+
+// forward sends the client's POST upstream with msg, the body that the
+// guard lets through.
+func (t *HTTP) forward(ctx context.Context, r *http.Request, msg []byte) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, t.target(r).String(), bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	copyHeaders(out.Header, r.Header)
+	out.Header.Del("Accept-Encoding")
+	out.ContentLength = int64(len(msg))
+	return t.client.Do(out)
 }
 
 // joinAnswers joins the server's answer (a message or a batch) and the
@@ -702,15 +707,7 @@ func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []b
 		}
 		return
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(v.Forward))
-	if err != nil {
-		badGateway(w, body, err)
-		return
-	}
-	copyHeaders(out.Header, r.Header)
-	out.Header.Del("Accept-Encoding")
-	out.ContentLength = int64(len(v.Forward))
-	resp, err := t.client.Do(out)
+	resp, err := t.forward(r.Context(), r, v.Forward)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return

@@ -221,8 +221,8 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		case in.Scripted():
 			// Tried first, by addScripted below.
 		case in.From == cassettes.FromClient && in.Request != nil:
-			msg, err := jsonrpc.ParseValid(in.Request)
-			if err != nil {
+			var msg jsonrpc.Message // not kept: its method and params are
+			if err := jsonrpc.ParseValidInto(&msg, in.Request); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}
 			n := len(e.requests)

@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -41,8 +44,10 @@ type keyList struct {
 	pos []int // request positions, in recorded order
 	// plain says that a live request with this key matches every one of
 	// them exactly (the key decides, no rule loosens any of them) and that
-	// none is the retry of a multi-round-trip request: the matches are pos
-	// as it is, and a session can keep its place in it (Session.chooseIn).
+	// none is the retry of a multi-round-trip request or asks anything of
+	// the client (asksNothing): the matches are pos as it is, narrow keeps
+	// them all whoever the client is, and a session can keep its place in
+	// it (Session.chooseIn).
 	plain bool
 	// again is the index in pos of the last request with no "times", the
 	// one that answers again once all are used; -1 when there is none.
@@ -106,7 +111,7 @@ func (x *index) add(r *recorded) error {
 		l = &keyList{plain: true, again: -1}
 		b.keyed[k] = l
 	}
-	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry
+	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
 	if r.interaction.Times == 0 {
 		l.again = len(l.pos)
 	}
@@ -155,6 +160,22 @@ func indexKey(m matcher.Matcher, r matcher.Request) (string, bool) {
 		return x.Key(r), true
 	}
 	return "", false
+}
+
+// asksNothing reports that a recorded request's answer asks nothing of the
+// client: no server-to-client request while it was pending, no
+// input_required result (2026-07-28). Which of several such answers a
+// client gets does not depend on its capabilities.
+func asksNothing(in *cassettes.Interaction) bool {
+	for _, x := range in.Exchange {
+		if x.From != cassettes.FromServer || x.Message == nil {
+			continue
+		}
+		if k, err := jsonrpc.CheckValid(x.Message); err != nil || k == jsonrpc.KindRequest {
+			return false
+		}
+	}
+	return in.Response == nil || !bytes.Contains(in.Response.Message, []byte(`"input_required"`))
 }
 
 // candidates returns the positions of the recorded requests that may match

@@ -216,6 +216,9 @@ func withSubscriptionID(raw []byte, id jsonrpc.ID) ([]byte, error) {
 // the last client request recorded before them, as notifications that
 // belong to no request.
 func (e *Engine) prepareListen() {
+	if len(e.byMethod["subscriptions/listen"]) == 0 {
+		return
+	}
 	type timed struct {
 		at  cassettes.Millis
 		pos int

@@ -39,6 +39,21 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// startGuardPTY runs mcpmock record with the guard flags in front of the
+// go-sdk test server, with a pseudo-terminal as its controlling terminal
+// (/dev/tty); it returns the terminal's master side.
+func startGuardPTY(t *testing.T, flags ...string) (*guardProc, *os.File) {
+	t.Helper()
+	master, slave := openPTY(t)
+	args := append(append([]string{"record", "-c", filepath.Join(t.TempDir(), "c.json")}, flags...), "--")
+	p := startGuard(t, func(cmd *exec.Cmd) {
+		cmd.ExtraFiles = []*os.File{slave} // fd 3
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	}, append(args, peerCommand(testpeer.GoSDK)...)...)
+	slave.Close()
+	return p, master
+}
+
 // TestGuardConfirmPTY gives mcpmock a pseudo-terminal as its controlling
 // terminal (/dev/tty) and answers its prompts as a person would: a declined
 // call reaches the client as a tool error that says so, an allowed one goes
@@ -46,15 +61,8 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 func TestGuardConfirmPTY(t *testing.T) {
 	for _, lib := range []string{"gosdk", "mcpgo"} {
 		t.Run(lib, func(t *testing.T) {
-			master, slave := openPTY(t)
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
-			args := []string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit,
-				"--confirm", "echo", "--"}
-			p := startGuard(t, func(cmd *exec.Cmd) {
-				cmd.ExtraFiles = []*os.File{slave} // fd 3
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-			}, append(args, peerCommand(testpeer.GoSDK)...)...)
-			slave.Close()
+			p, master := startGuardPTY(t, "--audit-file", audit, "--confirm", "echo")
 			c := stdioClient(t, lib, p)
 			ctx := testContext(t)
 			tty := bufio.NewReader(master)
@@ -108,15 +116,8 @@ func TestGuardConfirmPTY(t *testing.T) {
 func TestGuardConfirmTimeoutPTY(t *testing.T) {
 	for _, lib := range []string{"gosdk", "mcpgo"} {
 		t.Run(lib, func(t *testing.T) {
-			master, slave := openPTY(t)
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
-			args := []string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit,
-				"--confirm", "echo", "--confirm-timeout", "300ms", "--"}
-			p := startGuard(t, func(cmd *exec.Cmd) {
-				cmd.ExtraFiles = []*os.File{slave} // fd 3
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-			}, append(args, peerCommand(testpeer.GoSDK)...)...)
-			slave.Close()
+			p, master := startGuardPTY(t, "--audit-file", audit, "--confirm", "echo", "--confirm-timeout", "300ms")
 			c := stdioClient(t, lib, p)
 			tty := bufio.NewReader(master)
 			text, isErr, _, err := c.call(testContext(t), "echo", map[string]any{"text": "hello"})

@@ -110,6 +110,16 @@ func (c mcpgoClient) call(ctx context.Context, name string, args map[string]any)
 
 func (c mcpgoClient) close() { c.c.Close() }
 
+func connectGoSDK(t *testing.T, tr mcp.Transport, opts *mcp.ClientSessionOptions) toolClient {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).Connect(testContext(t), tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return gosdkClient{cs}
+}
+
 func connectMCPGo(t *testing.T, c *mcpgoclient.Client) toolClient {
 	t.Helper()
 	ctx := testContext(t)
@@ -133,13 +143,7 @@ func stdioClient(t *testing.T, lib string, p *guardProc) toolClient {
 	lib, version, _ := strings.Cut(lib, "/")
 	switch lib {
 	case "gosdk":
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
-			Connect(testContext(t), &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return gosdkClient{cs}
+		return connectGoSDK(t, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	default:
 		return connectMCPGo(t, mcpgoclient.NewClient(mcpgotransport.NewIO(p.stdout, p.stdin, nil)))
 	}
@@ -153,13 +157,7 @@ func httpClient(t *testing.T, lib, url string) toolClient {
 	sse := strings.TrimSuffix(url, "/mcp") + "/sse"
 	switch lib {
 	case "gosdk-sse":
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
-			Connect(testContext(t), &mcp.SSEClientTransport{Endpoint: sse}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return gosdkClient{cs}
+		return connectGoSDK(t, &mcp.SSEClientTransport{Endpoint: sse}, nil)
 	case "mcpgo-sse":
 		c, err := mcpgoclient.NewSSEMCPClient(sse)
 		if err != nil {
@@ -167,13 +165,7 @@ func httpClient(t *testing.T, lib, url string) toolClient {
 		}
 		return connectMCPGo(t, c)
 	case "gosdk":
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).
-			Connect(testContext(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return gosdkClient{cs}
+		return connectGoSDK(t, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	default:
 		c, err := mcpgoclient.NewStreamableHttpClient(url)
 		if err != nil {
