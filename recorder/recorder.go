@@ -80,6 +80,9 @@ type Recorder struct {
 	// spill holds the interactions that can no longer change, encoded,
 	// out of memory (spill.go); nil while recording to no file.
 	spill *spill
+	// unspilled are encoded interactions that follow those in the spill
+	// and could not be written to it yet.
+	unspilled [][]byte
 	// info is the server's name and version from the spilled interaction
 	// infoAt (-1 for none).
 	info   *cassettes.ServerInfo
@@ -332,7 +335,6 @@ func (r *Recorder) save(durable bool) error {
 // write spills the interactions gone from memory (from index goneAt on),
 // encodes the live ones (from index base on) and writes the file.
 func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction) error {
-	var spillErr error
 	for k := range gone {
 		i := goneAt + k
 		p, err := r.encode(i, &gone[k])
@@ -343,12 +345,19 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		if p.info != nil && r.infoAt < 0 {
 			r.info, r.infoAt = p.info, i
 		}
-		if err := r.spill.add(i, p.data); err != nil && spillErr == nil {
-			spillErr = err
+		r.unspilled = append(r.unspilled, p.data)
+	}
+	// What could not be spilled (a full disk) stays in memory, written
+	// from there, until a later save spills it.
+	var spillErr error
+	for len(r.unspilled) > 0 && spillErr == nil {
+		if spillErr = r.spill.add(r.unspilled[0]); spillErr == nil {
+			r.unspilled[0] = nil
+			r.unspilled = r.unspilled[1:]
 		}
 	}
-	if spillErr != nil {
-		return fmt.Errorf("save cassette %q: %w", r.path, spillErr)
+	if len(r.unspilled) == 0 {
+		r.unspilled = nil
 	}
 	for i := range r.parts {
 		if i < base {
@@ -356,13 +365,14 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		}
 	}
 	info, infoAt := r.info, r.infoAt
-	parts := make([][]byte, len(live))
+	parts := make([][]byte, 0, len(r.unspilled)+len(live))
+	parts = append(parts, r.unspilled...)
 	for k := range live {
 		p, err := r.encode(base+k, &live[k])
 		if err != nil {
 			return err
 		}
-		parts[k] = p.data
+		parts = append(parts, p.data)
 		if p.info != nil && (infoAt < 0 || base+k < infoAt) {
 			info, infoAt = p.info, base+k
 		}
@@ -374,6 +384,9 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	open, end, err := cassettes.EncodeHead(head)
 	if err != nil {
 		return err
+	}
+	if spillErr != nil {
+		r.opts.Logger.Error(fmt.Sprintf("mcpmock: write the spill file: %v (the interactions stay in memory)", spillErr))
 	}
 	return cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
 		var fw *forbidWriter
@@ -440,10 +453,10 @@ func (r *Recorder) Cassette() *cassettes.Cassette {
 	r.mu.Lock()
 	c := r.state.snapshot()
 	r.mu.Unlock()
-	if r.spill == nil || r.spill.size == 0 {
+	if r.spill == nil || r.spill.n+len(r.unspilled) == 0 {
 		return c
 	}
-	old, err := r.spill.load(r.path)
+	old, err := r.spill.load(r.path, r.unspilled)
 	if err != nil {
 		r.opts.Logger.Error(err.Error())
 		return c

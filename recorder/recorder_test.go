@@ -137,10 +137,13 @@ func TestFlushWhileRecording(t *testing.T) {
 // spills all but its last few interactions and saves often, and checks its
 // file, at every save and at the end, byte for byte against the whole
 // cassette held in memory, finished and encoded in one go; and that
-// Cassette gives back every interaction.
+// Cassette gives back every interaction. When the spill file cannot be
+// written (brokenSpill: opened again read-only, as a full disk would fail
+// its writes), the interactions stay in memory and the file is the same.
 func TestSpilledSavesAreTheSameFile(t *testing.T) {
-	for _, keepTiming := range []bool{false, true} {
-		t.Run(fmt.Sprint("keepTiming=", keepTiming), func(t *testing.T) {
+	for _, tc := range []struct{ keepTiming, brokenSpill bool }{{false, false}, {true, false}, {false, true}} {
+		keepTiming := tc.keepTiming
+		t.Run(fmt.Sprintf("keepTiming=%v,brokenSpill=%v", keepTiming, tc.brokenSpill), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.json")
 			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			opts := &Options{Now: func() time.Time { return clock }, Meta: cassettes.Meta{Server: []string{"srv", "--token", "hunter22"}},
@@ -209,10 +212,23 @@ func TestSpilledSavesAreTheSameFile(t *testing.T) {
 						t.Fatal(err)
 					}
 					check(fmt.Sprint("after call ", i))
+					if tc.brokenSpill && i == 45 {
+						spilled.saveMu.Lock()
+						ro, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", spilled.spill.f.Fd()))
+						if err != nil {
+							t.Fatal(err)
+						}
+						spilled.spill.f.Close()
+						spilled.spill.f = ro
+						spilled.saveMu.Unlock()
+					}
 				}
 			}
 			if spilled.spill.n == 0 {
 				t.Fatal("nothing was spilled")
+			}
+			if tc.brokenSpill && len(spilled.unspilled) == 0 {
+				t.Fatal("the broken spill file took every interaction")
 			}
 			if err := spilled.Close(); err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -46,11 +47,8 @@ func newSpill(path string) (*spill, error) {
 	return s, nil
 }
 
-// add appends the encoding of interaction i (after its comma).
-func (s *spill) add(i int, data []byte) error {
-	if i != s.n {
-		return fmt.Errorf("spill: interaction %d out of order (%d spilled)", i+1, s.n)
-	}
+// add appends the encoding of the next interaction (after its comma).
+func (s *spill) add(data []byte) error {
 	if _, err := s.f.WriteAt(data, s.size); err != nil {
 		return err
 	}
@@ -95,22 +93,28 @@ func (s *spill) writeFile(w io.Writer, head []byte, parts [][]byte, end []byte) 
 	return bw.Flush()
 }
 
-// load decodes the spilled interactions; after close, from the cassette
-// file at path, which begins with them.
-func (s *spill) load(path string) ([]cassettes.Interaction, error) {
+// load decodes the spilled interactions and those encoded in more (each
+// after its comma); after close, from the cassette file at path, which
+// begins with them.
+func (s *spill) load(path string, more [][]byte) ([]cassettes.Interaction, error) {
 	if s.f == nil {
 		c, err := cassettes.Load(path)
 		if err != nil {
 			return nil, err
 		}
-		if len(c.Interactions) < s.n {
-			return nil, fmt.Errorf("recorder: %s holds %d interactions, %d were spilled", path, len(c.Interactions), s.n)
+		n := s.n + len(more)
+		if len(c.Interactions) < n {
+			return nil, fmt.Errorf("recorder: %s holds %d interactions, %d were spilled", path, len(c.Interactions), n)
 		}
-		return c.Interactions[:s.n], nil
+		return c.Interactions[:n], nil
 	}
 	data := make([]byte, s.size)
 	if _, err := s.f.ReadAt(data, 0); err != nil {
 		return nil, fmt.Errorf("recorder: read the spill file: %w", err)
+	}
+	data = slices.Concat(append([][]byte{data}, more...)...)
+	if len(data) == 0 {
+		return nil, nil
 	}
 	doc := append([]byte(`{"version":1,"meta":{},"interactions":[`), data[1:]...)
 	doc = append(doc, "]}"...)
