@@ -576,6 +576,12 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 			eventIDs = rec.EventIDs
 		}
 	}
+	if hs != nil && !hs.sse && batchesAllowed(r) {
+		// Recorded server batches go as one event (protocol_batch.go).
+		for i := range calls {
+			calls[i].plan = joinBatches(calls[i].plan, useSSE)
+		}
+	}
 
 	if !useSSE {
 		responses := make([][]byte, len(calls))

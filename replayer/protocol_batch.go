@@ -1,6 +1,8 @@
 package replayer
 
 import (
+	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -55,4 +57,43 @@ func (c *conn) sendBatch(steps []Step, start time.Time, respond func([]byte), in
 	default:
 		c.send(jsonrpc.JoinBatch(line))
 	}
+}
+
+// batchesAllowed reports whether a Streamable HTTP request speaks
+// 2025-03-26, whose SSE streams may carry batches (its
+// Mcp-Protocol-Version header, which a client of that version may leave
+// out; batching is gone from 2025-06-18 on).
+func batchesAllowed(r *http.Request) bool {
+	v := r.Header.Get(headerProtocolVersion)
+	return v == "" || v == "2025-03-26"
+}
+
+// joinBatches turns each run of steps that the recorded server sent as one
+// batch into one step whose message is that JSON-RPC array, for an HTTP
+// front end: one SSE event (on the POST's stream, or the GET stream for
+// what follows the response). With withResponse false (a JSON answer, which
+// is the response object alone), a run that holds the response is left as
+// it is.
+func joinBatches(plan *Plan, withResponse bool) *Plan {
+	if plan.Trickle > 0 || plan.CutAfter > 0 || !slices.ContainsFunc(plan.Steps, func(st Step) bool { return st.Batch != 0 }) {
+		return plan
+	}
+	out := *plan
+	out.Steps = nil
+	for i := 0; i < len(plan.Steps); {
+		n := batchRun(plan.Steps[i:])
+		run := plan.Steps[i : i+n]
+		i += n
+		response := slices.ContainsFunc(run, func(st Step) bool { return st.Response })
+		if n < 2 || response && !withResponse {
+			out.Steps = append(out.Steps, run...)
+			continue
+		}
+		msgs := make([][]byte, len(run))
+		for k, st := range run {
+			msgs[k] = st.Message
+		}
+		out.Steps = append(out.Steps, Step{Kind: StepSend, Message: jsonrpc.JoinBatch(msgs), Response: response, Batch: run[0].Batch})
+	}
+	return &out
 }
