@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
+	"sync"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -16,90 +16,127 @@ import (
 
 // canonicalKey is the default matcher's key of a request.
 func canonicalKey(r Request) string {
-	buf := make([]byte, 0, len(r.Method)+len(r.Params)+8)
+	sc := scratches.Get().(*scratch)
+	out := sc.appendKey(sc.buf[:0], r)
+	key := string(out)
+	if cap(out) <= maxScratch {
+		sc.buf = out[:0]
+		scratches.Put(sc)
+	}
+	return key
+}
+
+// scratch is the working memory of canonical keys, reused: the key being
+// written, and a stack of the members of the objects being sorted.
+type scratch struct {
+	buf     []byte
+	members []member
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxScratch is the largest key buffer kept for reuse.
+const maxScratch = 64 << 10
+
+func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 	buf = append(buf, r.Method...)
 	buf = append(buf, 0)
 	if Handshake(r.Method) || r.Method == "ping" {
-		return string(append(buf, "null"...))
+		return append(buf, "null"...)
 	}
 	params := bytes.TrimSpace(r.Params)
 	if len(params) == 0 {
-		return string(append(buf, "{}"...))
+		return append(buf, "{}"...)
 	}
 	if !json.Valid(params) {
 		q, _ := json.Marshal(string(r.Params))
-		return string(append(buf, q...))
+		return append(buf, q...)
 	}
 	if params[0] != '{' {
-		out, _ := appendCanonical(buf, params, "")
-		return string(out)
+		out, _ := sc.appendCanonical(buf, params)
+		return out
 	}
-	var keep func(key string) bool
+	var keep func(key []byte) bool
 	var metaFilter bool
 	switch r.Method {
 	case "tools/call":
-		keep = func(k string) bool { return k == "name" || k == "arguments" }
+		keep = func(k []byte) bool { return string(k) == "name" || string(k) == "arguments" }
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		keep = func(k string) bool { return k == "cursor" }
+		keep = func(k []byte) bool { return string(k) == "cursor" }
 	default:
 		metaFilter = true
 	}
-	out, ok := appendObject(buf, params, func(key string) bool {
-		return keep == nil || keep(key)
-	}, metaFilter)
+	out, ok := sc.appendObject(buf, params, keep, metaFilter)
 	if !ok {
-		return Default().(Keyer).Key(r) // cannot happen for valid JSON
+		return append(buf[:0], Default().(Keyer).Key(r)...) // cannot happen for valid JSON
 	}
-	return string(out)
+	return out
 }
 
+// member is one member of an object being written: its name (unquoted)
+// and its value.
 type member struct {
-	key   string
+	name  []byte
 	value []byte
 }
 
 // appendObject writes the object raw canonically: the members that keep
-// accepts, sorted by key (the last of duplicates wins, as in
-// encoding/json); with metaFilter, _meta without its volatile keys (and
-// without _meta when nothing is left).
-func appendObject(dst, raw []byte, keep func(string) bool, metaFilter bool) ([]byte, bool) {
-	var members []member
-	err := jsonrpc.EachMember(raw, func(key string, value []byte) error {
-		if !keep(key) {
+// accepts (all when keep is nil), sorted by name (the last of duplicates
+// wins, as in encoding/json); with metaFilter, _meta without its volatile
+// keys (and without _meta when nothing is left). The members are sorted on
+// sc.members, as a stack: a nested object's go after them.
+func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter bool) ([]byte, bool) {
+	base := len(sc.members)
+	defer func() { sc.members = sc.members[:base] }()
+	err := jsonrpc.EachMemberRaw(raw, func(quoted, value []byte) error {
+		name := quoted[1 : len(quoted)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			s, ok := jsonrpc.Unquote(quoted)
+			if !ok {
+				return errBadValue
+			}
+			name = []byte(s)
+		}
+		if keep != nil && !keep(name) {
 			return nil
 		}
-		for i := range members {
-			if members[i].key == key {
-				members = append(members[:i], members[i+1:]...)
+		own := sc.members[base:]
+		for i := range own {
+			if bytes.Equal(own[i].name, name) {
+				sc.members = append(sc.members[:base+i], sc.members[base+i+1:]...)
 				break
 			}
 		}
-		members = append(members, member{key, value})
+		sc.members = append(sc.members, member{name, value})
 		return nil
 	})
 	if err != nil {
 		return dst, false
 	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	own := sc.members[base:]
+	slices.SortFunc(own, func(a, b member) int { return bytes.Compare(a.name, b.name) })
 	dst = append(dst, '{')
 	n := 0
-	for _, m := range members {
+	for i := range own {
+		// Nested objects push on sc.members; a copy of own[i] stays
+		// valid when that moves the stack.
+		m := own[i]
 		mark := len(dst)
 		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, m.key)
+		dst = appendName(dst, m.name)
 		dst = append(dst, ':')
 		var ok bool
-		if metaFilter && m.key == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
+		if metaFilter && string(m.name) == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
 			before := len(dst)
-			dst, ok = appendObject(dst, m.value, func(k string) bool { return !VolatileMeta(k) }, false)
+			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !VolatileMeta(string(k)) }, false)
 			if ok && string(dst[before:]) == "{}" {
 				dst = dst[:mark] // nothing left of _meta
 				continue
 			}
 		} else {
-			dst, ok = appendCanonical(dst, m.value, m.key)
+			dst, ok = sc.appendCanonical(dst, m.value)
 		}
 		if !ok {
 			return dst, false
@@ -109,15 +146,27 @@ func appendObject(dst, raw []byte, keep func(string) bool, metaFilter bool) ([]b
 	return append(dst, '}'), true
 }
 
+// appendName writes a member name as a JSON string.
+func appendName(dst, name []byte) []byte {
+	for _, c := range name {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return appendString(dst, string(name))
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, name...)
+	return append(dst, '"')
+}
+
 // appendCanonical writes one JSON value canonically.
-func appendCanonical(dst, raw []byte, _ string) ([]byte, bool) {
+func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return dst, false
 	}
 	switch c := raw[0]; {
 	case c == '{':
-		return appendObject(dst, raw, func(string) bool { return true }, false)
+		return sc.appendObject(dst, raw, nil, false)
 	case c == '[':
 		dst = append(dst, '[')
 		n := 0
@@ -127,7 +176,7 @@ func appendCanonical(dst, raw []byte, _ string) ([]byte, bool) {
 				dst = append(dst, ',')
 			}
 			n++
-			dst, ok = appendCanonical(dst, v, "")
+			dst, ok = sc.appendCanonical(dst, v)
 			if !ok {
 				return errBadValue
 			}

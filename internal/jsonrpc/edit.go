@@ -230,6 +230,17 @@ func EachMember(raw []byte, f func(key string, value []byte) error) error {
 	return eachMember(raw[i:], f)
 }
 
+// EachMemberRaw is EachMember with each key as it is written: a JSON
+// string, quotes and escapes included, a sub-slice of raw. It copies
+// nothing.
+func EachMemberRaw(raw []byte, f func(quoted, value []byte) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return errNotObject
+	}
+	return eachMemberRaw(raw[i:], f)
+}
+
 // EachElement calls f with each element of the array raw, in order. raw
 // must be valid JSON; for anything but an array it returns an error.
 func EachElement(raw []byte, f func(value []byte) error) error {

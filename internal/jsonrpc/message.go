@@ -245,16 +245,28 @@ var names = func() map[string]string {
 // eachMember calls f with each member of the valid JSON object data, in
 // order; the values are sub-slices of data.
 func eachMember(data []byte, f func(key string, value []byte) error) error {
+	return eachMemberRaw(data, func(quoted, value []byte) error {
+		key, ok := unquoteName(quoted)
+		if !ok {
+			return errors.New("bad member name")
+		}
+		return f(key, value)
+	})
+}
+
+// eachMemberRaw is eachMember with each key as written (a JSON string,
+// quotes included), a sub-slice of data.
+func eachMemberRaw(data []byte, f func(quoted, value []byte) error) error {
 	i := skipSpace(data, 1)
 	for i < len(data) && data[i] != '}' {
 		ke, err := skipValue(data, i)
 		if err != nil {
 			return err
 		}
-		key, ok := unquoteName(data[i:ke])
-		if !ok {
+		if data[i] != '"' {
 			return errors.New("bad member name")
 		}
+		quoted := data[i:ke]
 		i = skipSpace(data, ke)
 		if i >= len(data) || data[i] != ':' {
 			return errors.New("expected ':' in object")
@@ -264,7 +276,7 @@ func eachMember(data []byte, f func(key string, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		if err := f(key, data[vs:ve]); err != nil {
+		if err := f(quoted, data[vs:ve]); err != nil {
 			return err
 		}
 		i = skipSpace(data, ve)
