@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -47,14 +46,11 @@ func serverBatchCassette(t *testing.T) *cassettes.Cassette {
 // GET stream. A session of 2025-06-18 (no batches) gets them one event
 // each.
 func TestServerBatchesOverStreamableHTTP(t *testing.T) {
-	e, err := New(serverBatchCassette(t), nil)
+	data, err := cassettes.Encode(serverBatchCassette(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := e.Handler(nil)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
+	srv, _ := serveHTTP(t, string(data), nil)
 	u := srv.URL + "/mcp"
 	for _, version := range []string{"2025-03-26", "2025-06-18"} {
 		init := do(t, "POST", u, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)

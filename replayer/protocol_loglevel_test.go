@@ -17,9 +17,10 @@ import (
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
-// recordGoSDK records what run does with a real go-sdk client connected to
-// server over in-process stdio through a tap, and returns the cassette.
-func recordGoSDK(t *testing.T, server *mcp.Server, client *mcp.Client, version string, run func(context.Context, *mcp.ClientSession) error) *cassettes.Cassette {
+// recordThroughTap connects a server and a client by in-process stdio
+// pipes through a line tap that feeds a Recorder, runs the client until it
+// returns, and returns the cassette.
+func recordThroughTap(t *testing.T, serve func(ctx context.Context, r io.ReadCloser, w io.WriteCloser), client func(ctx context.Context, r io.ReadCloser, w io.WriteCloser)) *cassettes.Cassette {
 	t.Helper()
 	rec, err := recorder.New("", nil)
 	if err != nil {
@@ -34,26 +35,38 @@ func recordGoSDK(t *testing.T, server *mcp.Server, client *mcp.Client, version s
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		server.Run(ctx, &mcp.IOTransport{Reader: serverR, Writer: serverW})
+		serve(ctx, serverR, serverW)
 		serverW.Close()
 	}()
 	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
 	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(ctx, cs); err != nil {
-		t.Fatalf("live: %v", err)
-	}
-	cs.Close()
+	client(ctx, clientR, clientW)
 	clientW.Close()
+	serverR.Close()
 	cancel()
 	wg.Wait()
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return rec.Cassette()
+}
+
+// recordGoSDK records what run does with a real go-sdk client connected to
+// server over in-process stdio through a tap, and returns the cassette.
+func recordGoSDK(t *testing.T, server *mcp.Server, client *mcp.Client, version string, run func(context.Context, *mcp.ClientSession) error) *cassettes.Cassette {
+	t.Helper()
+	return recordThroughTap(t, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) {
+		server.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	}, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) {
+		cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(ctx, cs); err != nil {
+			t.Fatalf("live: %v", err)
+		}
+		cs.Close()
+	})
 }
 
 // replayGoSDK runs run with a real go-sdk client connected to a replay of

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
-	"github.com/mcpmock/mcpmock/recorder"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -205,41 +204,16 @@ func pipePair() (clientR io.ReadCloser, clientW io.WriteCloser, serverR io.ReadC
 // server through a tap, and returns the cassette and the live outcome.
 func recordProtocol(t *testing.T, pageSize int, version string) (*cassettes.Cassette, []string) {
 	t.Helper()
-	rec, err := recorder.New("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	clientR, clientW, tapFromClient, tapToClient := pipePair()
-	serverR, tapToServer := io.Pipe()
-	tapFromServer, serverW := io.Pipe()
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		protocolServer(pageSize).Run(ctx, &mcp.IOTransport{Reader: serverR, Writer: serverW})
-		serverW.Close()
-	}()
-	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
-	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
+	var out []string
 	pc := newProtocolClient("octocat")
-	cs, err := pc.client().Connect(ctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pc.script(ctx, cs, version != "2026-07-28")
-	if err != nil {
-		t.Fatalf("live: %v (so far %q)", err, out)
-	}
-	cs.Close()
-	clientW.Close()
-	cancel()
-	wg.Wait()
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rec.Cassette(), out
+	c := recordGoSDK(t, protocolServer(pageSize), pc.client(), version, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		if out, err = pc.script(ctx, cs, version != "2026-07-28"); err != nil {
+			return fmt.Errorf("%v (so far %q)", err, out)
+		}
+		return nil
+	})
+	return c, out
 }
 
 // replayStdio runs the client script against a replay over stdio.

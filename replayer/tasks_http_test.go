@@ -82,6 +82,20 @@ func (tc *taskHTTPClient) callTask(t *testing.T, ctx context.Context, params map
 	return r.Task
 }
 
+// serveTasks replays c over HTTP until the test and its clients' cleanups
+// are done.
+func serveTasks(t *testing.T, c *cassettes.Cassette, opts *replayer.Options) *httptest.Server {
+	t.Helper()
+	e, err := replayer.New(c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.Handler(nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() }) // after the clients' own cleanups
+	return srv
+}
+
 // statusNotes returns the task ids of the notifications/tasks/status seen.
 func (tc *taskHTTPClient) statusNotes() []string {
 	tc.mu.Lock()
@@ -102,13 +116,7 @@ func (tc *taskHTTPClient) statusNotes() []string {
 // live id; the recorded id and any other get -32602.
 func TestTasksOverStreamableHTTP(t *testing.T) {
 	c, recordedID, live, recordedStatus := recordTasks(t)
-	e, err := replayer.New(c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.Handler(nil)
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); srv.Close() }) // after the clients' own cleanups
+	srv := serveTasks(t, c, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	var ids []string
@@ -184,13 +192,7 @@ func TestTasksElicitationOverStreamableHTTP(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var mismatches []replayer.ReplyMismatch
-	e, err := replayer.New(c, &replayer.Options{OnReplyMismatch: func(m replayer.ReplyMismatch) { mu.Lock(); mismatches = append(mismatches, m); mu.Unlock() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.Handler(nil)
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); srv.Close() }) // after the clients' own cleanups
+	srv := serveTasks(t, c, &replayer.Options{OnReplyMismatch: func(m replayer.ReplyMismatch) { mu.Lock(); mismatches = append(mismatches, m); mu.Unlock() }})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	tc := startTaskHTTPClient(t, ctx, srv.URL+"/mcp")

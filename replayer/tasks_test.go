@@ -15,7 +15,6 @@ import (
 	mgserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpmock/mcpmock/cassettes"
-	"github.com/mcpmock/mcpmock/recorder"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -174,33 +173,11 @@ func recordTasks(t *testing.T) (c *cassettes.Cassette, recordedID string, live [
 
 func recordTasksOnce(t *testing.T) (c *cassettes.Cassette, recordedID string, live []string, recordedStatus int) {
 	t.Helper()
-	rec, err := recorder.New("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	clientR, clientW, tapFromClient, tapToClient := pipePair()
-	serverR, tapToServer := io.Pipe()
-	tapFromServer, serverW := io.Pipe()
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		mgserver.NewStdioServer(taskServer()).Listen(ctx, serverR, serverW)
-		serverW.Close()
-	}()
-	go relayLines(&wg, rec, cassettes.FromClient, tapFromClient, tapToServer)
-	go relayLines(&wg, rec, cassettes.FromServer, tapFromServer, tapToClient)
-	recordedID, live = taskSession(t, newRawClient(clientR, clientW))
-	clientW.Close()
-	serverR.Close()
-	cancel()
-	wg.Wait()
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c = rec.Cassette()
+	c = recordThroughTap(t, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) {
+		mgserver.NewStdioServer(taskServer()).Listen(ctx, r, w)
+	}, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) {
+		recordedID, live = taskSession(t, newRawClient(r, w))
+	})
 	for _, in := range c.Interactions {
 		for _, x := range in.Exchange {
 			if strings.Contains(string(x.Message), "notifications/tasks/status") {
