@@ -136,6 +136,10 @@ type Interaction struct {
 // transport of 2024-11-05). Replay uses it to answer in the recorded form;
 // a cassette without it replays over HTTP all the same.
 type HTTP struct {
+	// URL is the path and query of the client's request ("/mcp",
+	// "/message?sessionId=[REDACTED]"), secret-looking query parameters
+	// redacted; recorded by the HTTP tap.
+	URL string `json:"url,omitempty"`
 	// Status is the HTTP status of the response to the request's POST
 	// (200, 202, or an error status).
 	Status int `json:"status,omitempty"`

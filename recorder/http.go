@@ -10,12 +10,14 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
@@ -35,6 +37,12 @@ type HTTPOptions struct {
 	MaxMessage int
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
 	Guard Interceptor
+	// MaxBodyBytes bounds a request body: a longer one is refused with 413
+	// and a JSON-RPC error, and neither forwarded nor recorded. 0 means
+	// httpguard.DefaultMaxBodyBytes (64 MiB, the default of the command's
+	// --max-body-bytes); a negative value means no bound (for a listener
+	// that bounds bodies itself, as the command's does).
+	MaxBodyBytes int64
 }
 
 // HTTP is the HTTP tap: an http.Handler that forwards every request to an
@@ -56,6 +64,7 @@ type HTTP struct {
 	client   *http.Client
 	log      *slog.Logger
 	max      int
+	maxBody  int64
 	guard    Interceptor
 	gstreams guardStreams // guard.go: the event streams the guard answers on
 
@@ -87,7 +96,10 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	if o.MaxMessage <= 0 {
 		o.MaxMessage = jsonrpc.DefaultMaxLine
 	}
-	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, guard: o.Guard, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
+	}
+	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, maxBody: o.MaxBodyBytes, guard: o.Guard, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
 	t.sseURL = u
 	if !strings.HasSuffix(u.Path, "/sse") {
 		t.sseURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/sse"}
@@ -95,9 +107,14 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	return t, nil
 }
 
+// defaultClient keeps up to 64 idle HTTP/1.1 connections to the upstream
+// (net/http's default is 2, too few for a client with many requests in
+// flight), and asks for no compression: the tap forwards the bytes as they
+// come and reads the messages in clear.
 func defaultClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
+	tr.DisableCompression = true
 	return &http.Client{
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -141,24 +158,24 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := t.exchanges.Add(1)
 	mcp := t.isMCP(r.URL.Path)
 	var body []byte
-	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		var err error
-		body, err = io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "mcpmock: reading the request body: "+err.Error(), http.StatusBadRequest)
+	if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		var ok bool
+		if body, ok = t.readBody(w, r); !ok {
 			return
 		}
 	}
 	if mcp && r.Method == http.MethodPost && len(body) > 0 {
 		// Record the client's message before it is forwarded, so that it
-		// comes before its answer.
+		// comes before its answer. The body is only read from now on, so
+		// the recording shares it; its headers and URL are filtered on the
+		// recorder's goroutine.
 		data := bytes.TrimSpace(body)
 		if len(data) > t.max {
 			data = fmt.Appendf(nil, "[mcpmock: a body of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", len(data), t.max)
-		} else {
+		} else if t.guard != nil {
 			data = bytes.Clone(data)
 		}
-		t.rec.ObserveHTTP(cassettes.FromClient, data, time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(r.Header)})
+		t.rec.ObserveHTTP(cassettes.FromClient, data, time.Now(), HTTPNote{Exchange: ex, reqHeader: r.Header, reqURL: r.URL})
 		if t.guard != nil {
 			t.guardPOST(w, r, body, ex) // guard.go
 			return
@@ -186,19 +203,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.mu.Unlock()
 		}()
 	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, t.target(r).String(), bytes.NewReader(body))
-	if err != nil {
-		badGateway(w, body, err)
-		return
-	}
-	if body == nil {
-		out.Body = nil
-	}
-	copyHeaders(out.Header, r.Header)
-	// Go's client asks for gzip itself and decodes it: the tap must see
-	// the messages in clear.
-	out.Header.Del("Accept-Encoding")
-	out.ContentLength = int64(len(body))
+	out := t.outRequest(ctx, r, body)
 	resp, err := t.client.Do(out)
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -211,19 +216,38 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 
 	form := formOf(resp)
-	copyHeaders(w.Header(), resp.Header)
-	if mcp && form == "sse" {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}, time.Now())
+	if form == "sse" {
+		copyHeaders(w.Header(), resp.Header)
 		w.Header().Del("Content-Length")
+		if mcp {
+			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, time.Now())
+		}
+		if !mcp || (t.guard == nil && r.URL.Path != "/sse") {
+			// No endpoint event to rewrite, no guard: the bytes pass as
+			// they come, and the events are read on the side for the
+			// recording.
+			t.forwardRaw(w, r, resp, ex, mcp)
+			return
+		}
 		w.WriteHeader(resp.StatusCode)
 		flush(w)
 		t.forwardSSE(w, r, resp.Body, ex)
 		return
 	}
 	// A JSON body, a 202 or an error: one message at most, read whole.
-	data, err := io.ReadAll(resp.Body)
+	data, err := readAll(resp.Body, resp.ContentLength)
+	if err != nil {
+		// The upstream went away in the middle of its answer (it crashed or
+		// restarted): the client gets a clear error, not half a body.
+		if r.Context().Err() != nil {
+			return
+		}
+		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: reading its answer: %v", t.upstream.Redacted(), err))
+		badGateway(w, body, fmt.Errorf("the upstream server %s broke off its answer (HTTP %d): %w", t.upstream.Redacted(), resp.StatusCode, err))
+		return
+	}
 	if mcp {
-		note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
+		note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}
 		trimmed := bytes.TrimSpace(data)
 		isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 		if len(trimmed) > 0 && !isJSON {
@@ -231,16 +255,104 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		t.rec.ObserveHTTPResponse(note, time.Now())
 		if isJSON && len(trimmed) <= t.max {
-			t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(trimmed), time.Now(), HTTPNote{Exchange: ex})
+			// data is only written from now on: the recording shares it.
+			t.rec.ObserveHTTP(cassettes.FromServer, trimmed, time.Now(), HTTPNote{Exchange: ex})
 		}
 	}
-	if err != nil {
-		t.log.Warn(fmt.Sprintf("mcpmock: reading the upstream response: %v", err))
-	}
-	w.Header().Del("Content-Length")
-	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	copyHeaders(w.Header(), resp.Header)
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(data))}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+}
+
+// readBody reads the request's body within MaxBodyBytes, or answers 413
+// (or 400) and reports false.
+func (t *HTTP) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	src := r.Body
+	if t.maxBody > 0 {
+		if r.ContentLength > t.maxBody {
+			tooLarge(w, t.maxBody)
+			return nil, false
+		}
+		src = http.MaxBytesReader(w, r.Body, t.maxBody)
+	}
+	body, err := readAll(src, r.ContentLength)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			tooLarge(w, mbe.Limit)
+			return nil, false
+		}
+		rpcError(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// tooLarge answers 413 with a JSON-RPC error, as the command's listener
+// does, and closes the connection (the rest of the body is not read).
+func tooLarge(w http.ResponseWriter, limit int64) {
+	w.Header().Set("Connection", "close")
+	rpcError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit))
+}
+
+// rpcError answers status with a JSON-RPC error of code -32000 (a server
+// error) and a null id, which MCP clients show better than a plain text.
+func rpcError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(jsonrpc.ErrorResponse(jsonrpc.ID("null"), &jsonrpc.Error{Code: -32000, Message: msg}), '\n'))
+}
+
+// readAll reads r to its end; hint, when known (a Content-Length), sizes
+// the buffer so that a body is read without growing it.
+func readAll(r io.Reader, hint int64) ([]byte, error) {
+	if hint <= 0 || hint > 16<<20 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, hint+1) // +1: the end is seen without growing
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// outRequest is the request to forward upstream: the client's method,
+// body and headers (without the hop-by-hop ones and Accept-Encoding: the
+// tap reads the messages in clear) to the target URL. Its body can be
+// sent again, so that the transport retries it on a kept-alive connection
+// that the upstream closed (a restart).
+func (t *HTTP) outRequest(ctx context.Context, r *http.Request, body []byte) *http.Request {
+	out := (&http.Request{
+		Method:     r.Method,
+		URL:        t.target(r),
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     make(http.Header, len(r.Header)),
+		Host:       t.upstream.Host,
+	}).WithContext(ctx)
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
+		if len(body) == 0 {
+			out.Body, out.GetBody = http.NoBody, nil
+		}
+	}
+	copyHeaders(out.Header, r.Header)
+	delete(out.Header, "Accept-Encoding")
+	return out
 }
 
 // forwardSSE copies an event stream to the client event by event, records
@@ -291,6 +403,108 @@ func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader
 			return
 		}
 		flush(w)
+	}
+}
+
+// sseBufs are the read buffers of the event streams the tap forwards.
+var sseBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// headerFlushDelay is how long the headers of a POST's event stream wait
+// for its first event, to go out in the same write; then they go alone.
+const headerFlushDelay = 20 * time.Millisecond
+
+// forwardRaw copies an event stream to the client as it arrives, each read
+// written and flushed at once, as a bare reverse proxy does, and, when
+// record is set, feeds a decoder on the side to record the messages (each
+// before the bytes that carry it reach the client, so that the cassette
+// has it before any answer to it). The headers of a GET stream are flushed
+// at once; those of a POST's stream go with its first event, or alone
+// after headerFlushDelay.
+func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Response, ex uint64, record bool) {
+	w.WriteHeader(resp.StatusCode)
+	var sent func() // marks the headers as written; nil once they are
+	if r.Method == http.MethodGet {
+		flush(w)
+	} else {
+		var mu sync.Mutex
+		done := false
+		timer := time.AfterFunc(headerFlushDelay, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				done = true
+				flush(w)
+			}
+		})
+		sent = func() {
+			timer.Stop()
+			mu.Lock()
+			done = true
+			mu.Unlock()
+		}
+		defer func() {
+			if sent != nil {
+				sent()
+			}
+		}()
+	}
+	stream := ""
+	if r.Method == http.MethodGet {
+		stream = "get"
+	}
+	bp := sseBufs.Get().(*[]byte)
+	defer sseBufs.Put(bp)
+	buf := *bp
+	var d *jsonrpc.SSEDecoder
+	if record {
+		d = jsonrpc.NewSSEDecoder(t.max)
+	}
+	var evs []jsonrpc.Event
+	for {
+		n, err := resp.Body.Read(buf)
+		if d != nil {
+			evs = d.Feed(evs[:0], buf[:n])
+			if err != nil {
+				if ev, ok := d.Flush(); ok {
+					evs = append(evs, ev)
+				}
+			}
+			for _, ev := range evs {
+				if ev.TooLong {
+					t.log.Error(fmt.Sprintf("mcpmock: an SSE event of %d bytes is over the limit of %d bytes; the stream is cut", ev.Size, t.max))
+					return
+				}
+				t.recordEvent(r, ev, ex, stream)
+			}
+		}
+		if n > 0 {
+			if sent != nil {
+				sent()
+				sent = nil
+			}
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			flush(w)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
+				t.log.Warn(fmt.Sprintf("mcpmock: the upstream event stream ended: %v", err))
+			}
+			return
+		}
+	}
+}
+
+// recordEvent records the message of an SSE event, or the id of a priming
+// event.
+func (t *HTTP) recordEvent(r *http.Request, ev jsonrpc.Event, ex uint64, stream string) {
+	switch {
+	case ev.Data != nil && (ev.Type == "" || ev.Type == "message"):
+		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), time.Now(), HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
+	case ev.HasID && ev.Data == nil && stream == "":
+		// A priming event: an id for resumption, no message.
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
 	}
 }
 

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -30,7 +31,9 @@ var keptHeaders = map[string]bool{
 // SecretName reports header and query parameter names whose values are
 // secrets, redacted by default: credentials, cookies, the session id, and
 // API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
-// token, secret, password, access_token...).
+// token, secret, password, access_token...), and session ids (sessionId,
+// session_id: the message endpoint of HTTP+SSE carries one in its query,
+// random for each session).
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
@@ -40,7 +43,8 @@ func SecretName(name string) bool {
 	}
 	n = strings.ReplaceAll(n, "_", "-")
 	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password")
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password") ||
+		n == "sessionid" || strings.HasSuffix(n, "session-id")
 }
 
 // recordedHeaders returns the headers of h that matter (keptHeaders,
@@ -69,31 +73,81 @@ func recordedHeaders(h http.Header) map[string]string {
 	return m
 }
 
-// hopHeaders are the hop-by-hop headers, which a proxy does not forward
+// hopHeader reports the hop-by-hop headers, which a proxy does not forward
 // (RFC 9110, section 7.6.1), as httputil.ReverseProxy drops them.
-var hopHeaders = []string{
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+func hopHeader(canon string) bool {
+	switch canon {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
-// copyHeaders copies src to dst without the hop-by-hop headers (also those
-// that src's Connection header names).
+// copyHeaders adds src to dst without the hop-by-hop headers (also those
+// that src's Connection header names). The values are shared, not copied:
+// neither side changes a slice in place (Add appends beyond the other's
+// length; Set and Del replace).
 func copyHeaders(dst, src http.Header) {
-	drop := map[string]bool{}
-	for _, h := range hopHeaders {
-		drop[h] = true
-	}
-	for _, v := range src["Connection"] {
-		for _, f := range strings.Split(v, ",") {
-			drop[http.CanonicalHeaderKey(strings.TrimSpace(f))] = true
-		}
-	}
+	conn := src["Connection"]
 	for k, vv := range src {
-		if drop[http.CanonicalHeaderKey(k)] {
+		canon := http.CanonicalHeaderKey(k)
+		if hopHeader(canon) || (len(conn) > 0 && namedIn(conn, canon)) {
 			continue
 		}
-		for _, v := range vv {
-			dst.Add(k, v)
+		if old := dst[k]; len(old) > 0 {
+			dst[k] = append(old[:len(old):len(old)], vv...)
+		} else {
+			dst[k] = vv[:len(vv):len(vv)]
 		}
 	}
+}
+
+// namedIn reports whether a Connection header names canon.
+func namedIn(conn []string, canon string) bool {
+	for _, v := range conn {
+		for f := range strings.SplitSeq(v, ",") {
+			if http.CanonicalHeaderKey(strings.TrimSpace(f)) == canon {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordedURL is the path and query of a request as the cassette keeps
+// them: the query as it came, in its order, but with the value of each
+// secret-looking parameter (SecretName: api_key, token, sig, sessionId...)
+// replaced by [REDACTED].
+func recordedURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	path := u.EscapedPath()
+	if u.RawQuery == "" {
+		if u.ForceQuery {
+			return path + "?"
+		}
+		return path
+	}
+	var b strings.Builder
+	b.Grow(len(path) + 1 + len(u.RawQuery))
+	b.WriteString(path)
+	b.WriteByte('?')
+	for i, param := range strings.Split(u.RawQuery, "&") {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		raw, _, hasValue := strings.Cut(param, "=")
+		name := raw
+		if plain, err := url.QueryUnescape(raw); err == nil {
+			name = plain
+		}
+		if hasValue && SecretName(name) {
+			b.WriteString(raw + "=" + Redacted)
+			continue
+		}
+		b.WriteString(param)
+	}
+	return b.String()
 }

@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -27,6 +29,16 @@ type HTTPNote struct {
 	// RequestHeaders are the headers that matter of the client's HTTP
 	// request (filtered and redacted by the tap); set on client messages.
 	RequestHeaders map[string]string
+	// URL is the path and query of the client's HTTP request, secret-looking
+	// query parameters redacted; set on client messages.
+	URL string
+
+	// What the HTTP tap hands over as it is, for the recorder's goroutine
+	// to filter and redact (into RequestHeaders, URL and ResponseHeaders)
+	// off the forwarding path. Neither side changes them.
+	reqHeader  http.Header
+	reqURL     *url.URL
+	respHeader http.Header
 
 	// The response to the exchange, on a note observed without a message
 	// (ObserveHTTPResponse): its status, its form ("json", "sse", "none"),
@@ -93,13 +105,20 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 	b.landed, b.hint, b.noOwner = -1, -1, false
 
 	if from == cassettes.FromClient {
-		// The interactions that the POST opened carry its headers.
+		// The interactions that the POST opened carry its URL and headers.
+		headers, u := note.RequestHeaders, note.URL
+		if headers == nil && note.reqHeader != nil {
+			headers = recordedHeaders(note.reqHeader)
+		}
+		if u == "" && note.reqURL != nil {
+			u = recordedURL(note.reqURL)
+		}
 		for i := before; i < len(b.c.Interactions); i++ {
 			in := &b.c.Interactions[i]
 			if in.From != cassettes.FromClient || in.Raw != nil {
 				continue
 			}
-			in.HTTP = &cassettes.HTTP{RequestHeaders: note.RequestHeaders}
+			in.HTTP = &cassettes.HTTP{URL: u, RequestHeaders: headers}
 			if note.Exchange != 0 {
 				b.exchanges[note.Exchange] = append(b.exchanges[note.Exchange], i)
 			}
@@ -166,10 +185,14 @@ func (b *builder) httpResponse(note *HTTPNote) {
 		}
 		return
 	}
+	headers := note.ResponseHeaders
+	if headers == nil && note.respHeader != nil {
+		headers = recordedHeaders(note.respHeader)
+	}
 	for _, i := range b.exchanges[note.Exchange] {
 		in := &b.c.Interactions[i]
 		h := httpOf(in)
-		h.Status, h.Form, h.ResponseHeaders, h.Body = note.Status, note.Form, note.ResponseHeaders, note.Body
+		h.Status, h.Form, h.ResponseHeaders, h.Body = note.Status, note.Form, headers, note.Body
 		if note.Status >= 400 && note.Body != "" && in.Request != nil && in.Response == nil {
 			for id, idx := range b.pending {
 				if idx == i {

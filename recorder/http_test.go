@@ -211,7 +211,7 @@ func TestHTTPTapStreamsEventByEvent(t *testing.T) {
 		t.Fatalf("%d interactions, want 1", len(c.Interactions))
 	}
 	in := c.Interactions[0]
-	want := &cassettes.HTTP{Status: 200, Form: "sse", EventIDs: []string{"e1", "e2"},
+	want := &cassettes.HTTP{URL: "/mcp", Status: 200, Form: "sse", EventIDs: []string{"e1", "e2"},
 		RequestHeaders:  map[string]string{"Content-Type": "application/json"},
 		ResponseHeaders: map[string]string{"Content-Type": "text/event-stream"}}
 	if diff := cmp.Diff(want, in.HTTP); diff != "" {

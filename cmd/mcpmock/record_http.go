@@ -121,7 +121,9 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
 	if f.upstream != "" {
-		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log, Guard: f.guard})
+		// The listener bounds bodies (--max-body-bytes); the tap's own bound
+		// must not be smaller.
+		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log, Guard: f.guard, MaxBodyBytes: -1})
 		if err != nil {
 			return 0, usagef("%v", err)
 		}
