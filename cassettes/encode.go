@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -111,7 +114,31 @@ func EmptyFile(head, tail []byte) []byte {
 // AppendInteraction appends one interaction as Encode writes it inside the
 // "interactions" array: a line break, the indentation, the interaction over
 // as many lines as it takes, and no separator.
+//
+// A recorded interaction (no HTTP details, no script) is written directly,
+// its messages indented in one pass without a reflection or a scanner; its
+// bytes are those of encoding/json, which writes the others.
 func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
+	if in.HTTP != nil || in.When != nil || in.Fault != nil {
+		return appendInteractionJSON(dst, in)
+	}
+	size := 128 + len(in.Request) + len(in.Notification) + len(in.Match)
+	for i := range in.Exchange {
+		size += 96 + len(in.Exchange[i].Message)
+	}
+	if in.Response != nil {
+		size += 96 + len(in.Response.Message)
+	}
+	flat, err := appendFlat(make([]byte, 0, size), in)
+	if err != nil {
+		return dst, err
+	}
+	dst = slices.Grow(dst, 2*len(flat))
+	dst = append(dst, "\n    "...)
+	return appendIndented(dst, flat, "    ", "  ")
+}
+
+func appendInteractionJSON(dst []byte, in *Interaction) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	buf.WriteString("\n    ")
 	enc := json.NewEncoder(buf)
@@ -121,6 +148,161 @@ func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
 		return dst, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendFlat appends the interaction as JSON on one line, its messages as
+// they are (appendIndented drops their white space).
+func appendFlat(dst []byte, in *Interaction) ([]byte, error) {
+	dst = append(dst, `{"from":`...)
+	dst = appendString(dst, string(in.From))
+	dst = append(dst, `,"atMs":`...)
+	dst = appendMillis(dst, in.AtMs)
+	dst = appendRaw(dst, `,"request":`, in.Request)
+	dst = appendRaw(dst, `,"notification":`, in.Notification)
+	if in.Raw != nil {
+		dst = append(dst, `,"raw":`...)
+		dst = appendString(dst, *in.Raw)
+	}
+	if in.Batch != 0 {
+		dst = strconv.AppendInt(append(dst, `,"batch":`...), int64(in.Batch), 10)
+	}
+	if len(in.Exchange) > 0 {
+		dst = append(dst, `,"exchange":[`...)
+		for i := range in.Exchange {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendFlatMessage(dst, &in.Exchange[i])
+		}
+		dst = append(dst, ']')
+	}
+	if in.Response != nil {
+		dst = appendFlatMessage(append(dst, `,"response":`...), in.Response)
+	}
+	dst = appendRaw(dst, `,"match":`, in.Match)
+	if in.Times != 0 {
+		dst = strconv.AppendInt(append(dst, `,"times":`...), int64(in.Times), 10)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendFlatMessage(dst []byte, m *Message) []byte {
+	dst = append(dst, `{"from":`...)
+	dst = appendString(dst, string(m.From))
+	dst = append(dst, `,"atMs":`...)
+	dst = appendMillis(dst, m.AtMs)
+	dst = appendRaw(dst, `,"message":`, m.Message)
+	if m.Raw != nil {
+		dst = append(dst, `,"raw":`...)
+		dst = appendString(dst, *m.Raw)
+	}
+	if m.Batch != 0 {
+		dst = strconv.AppendInt(append(dst, `,"batch":`...), int64(m.Batch), 10)
+	}
+	return append(dst, '}')
+}
+
+// appendRaw appends a member whose value is JSON text, omitted when empty.
+func appendRaw(dst []byte, member string, raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return dst
+	}
+	return append(append(dst, member...), raw...)
+}
+
+func appendMillis(dst []byte, m Millis) []byte {
+	b, _ := m.MarshalJSON()
+	return append(dst, b...)
+}
+
+// appendString appends s as encoding/json writes it without HTML escaping:
+// plain text as it is, anything else by encoding/json itself.
+func appendString(dst []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// appendIndented appends the valid JSON text src indented as
+// json.Indent(dst, src, prefix, indent) does, white space outside strings
+// dropped (as json.Compact would first).
+func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
+	depth := 0
+	open := false // after '{' or '[': the line break waits, an empty one closes at once
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			end := i + 1
+			for {
+				q := bytes.IndexByte(src[end:], '"')
+				if q < 0 {
+					return dst, errors.New("encode cassette: unterminated string")
+				}
+				end += q
+				k := end
+				for src[k-1] == '\\' {
+					k--
+				}
+				end++
+				if (end-1-k)%2 == 0 {
+					break
+				}
+			}
+			dst = append(dst, src[i:end]...)
+			i = end - 1
+		case '{', '[':
+			open = true
+			dst = append(dst, c)
+		case '}', ']':
+			if open {
+				open = false
+			} else {
+				depth--
+				newline()
+			}
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	if depth != 0 || open {
+		return dst, errors.New("encode cassette: unbalanced JSON")
+	}
+	return dst, nil
 }
 
 // Fingerprint summarises what can change in an interaction while it is
