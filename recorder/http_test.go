@@ -1,19 +1,27 @@
 package recorder
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
@@ -143,6 +151,9 @@ func checkHTTPCassette(t *testing.T, c *cassettes.Cassette, form string, sse, ap
 		}
 		if got := in.HTTP.RequestHeaders["X-Api-Key"]; apiKey && got != Redacted {
 			t.Errorf("X-Api-Key recorded as %q, want %q", got, Redacted)
+		}
+		if u := in.HTTP.URL; u == "" || (strings.Contains(strings.ToLower(u), "session") && !strings.Contains(u, "="+Redacted)) {
+			t.Errorf("tools/call %s: url %q, want the path with any session id redacted", msg.Params, u)
 		}
 		if sid, ok := in.HTTP.RequestHeaders["Mcp-Session-Id"]; ok && sid != Redacted {
 			t.Errorf("Mcp-Session-Id recorded as %q, want %q", sid, Redacted)
@@ -336,5 +347,244 @@ func TestHTTPNotes(t *testing.T) {
 	}
 	if l := got.Interactions[4]; l.Notification == nil || l.HTTP == nil || l.HTTP.Stream != "listen" {
 		t.Errorf("listen stream message: %+v", l)
+	}
+}
+
+// TestRecordedURL: the path and query as they came, the values of
+// secret-looking parameters redacted.
+func TestRecordedURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"/mcp":                                       "/mcp",
+		"/mcp?":                                      "/mcp?",
+		"/mcp?x=1&api_key=SECRET":                    "/mcp?x=1&api_key=[REDACTED]",
+		"/mcp?Token=a&token=b&x=&y":                  "/mcp?Token=[REDACTED]&token=[REDACTED]&x=&y",
+		"/message?sessionId=abc123":                  "/message?sessionId=[REDACTED]",
+		"/message?sessionid=abc123&z=%41":            "/message?sessionid=[REDACTED]&z=%41",
+		"/a%2Fb?access_token=t&sig=s&b=2&password=p": "/a%2Fb?access_token=[REDACTED]&sig=[REDACTED]&b=2&password=[REDACTED]",
+		"/mcp?api%5Fkey=SECRET&key":                  "/mcp?api%5Fkey=[REDACTED]&key",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := recordedURL(u); got != want {
+			t.Errorf("recordedURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHTTPTapRecordsURL: a real client that connects with a query has the
+// path and query of each exchange recorded, its secret redacted, and
+// recording the same session again gives the same file byte for byte.
+func TestHTTPTapRecordsURL(t *testing.T) {
+	record := func(name string) []byte {
+		up := upstreamServer(t, testpeer.GoSDK, testpeer.HTTPServerOptions{})
+		path := filepath.Join(t.TempDir(), name)
+		rec, err := New(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tap, err := NewHTTP(up.URL+"/mcp", rec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := httptest.NewServer(tap)
+		defer s.Close()
+		if _, err := testpeer.RunGoSDKHTTP(testCtx(t), s.URL+"/mcp?x=1&api_key=SECRET", testpeer.HTTPOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s.CloseClientConnections()
+		c := rec.Cassette()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		clients := 0
+		for _, in := range c.Interactions {
+			if in.From != cassettes.FromClient || in.Raw != nil {
+				continue
+			}
+			clients++
+			if in.HTTP == nil || in.HTTP.URL != "/mcp?x=1&api_key=[REDACTED]" {
+				t.Errorf("interaction %s: http %+v, want url /mcp?x=1&api_key=[REDACTED]", in.Request, in.HTTP)
+			}
+		}
+		if clients < 5 {
+			t.Errorf("%d client interactions recorded", clients)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"url": "/mcp?x=1&api_key=[REDACTED]"`) {
+			t.Errorf("the file has no url member:\n%.2000s", data)
+		}
+		if strings.Contains(string(data), "SECRET") {
+			t.Errorf("the cassette holds the secret of the query")
+		}
+		return data
+	}
+	first, second := record("a.json"), record("b.json")
+	if diff := cmp.Diff(string(first), string(second)); diff != "" {
+		t.Errorf("recording the session again changed the file (-first +second):\n%s", diff)
+	}
+}
+
+// TestHTTPTapBodyLimit: NewHTTP from Go bounds request bodies by default
+// (64 MiB) or by MaxBodyBytes: a longer one gets 413 with a JSON-RPC
+// error, reaches neither the upstream nor the cassette, and the tap goes
+// on.
+func TestHTTPTapBodyLimit(t *testing.T) {
+	var upstreamBodies atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamBodies.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	t.Cleanup(up.Close)
+	check413 := func(resp *http.Response, limit int64) {
+		t.Helper()
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d %s, want 413", resp.StatusCode, body)
+		}
+		msg, err := jsonrpc.Parse(bytes.TrimSpace(body))
+		if err != nil || msg.Error == nil || !strings.Contains(string(msg.Error.Message), fmt.Sprint(limit)) {
+			t.Fatalf("body %s: want a JSON-RPC error naming the limit %d", body, limit)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type %q", ct)
+		}
+	}
+
+	t.Run("default", func(t *testing.T) {
+		tapURL, rec := startTap(t, up.URL+"/mcp")
+		// A body announced over the default bound is refused before it is
+		// read: the request need not send it.
+		conn, err := net.Dial("tcp", strings.TrimPrefix(tapURL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", httpguard.DefaultMaxBodyBytes+1)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check413(resp, httpguard.DefaultMaxBodyBytes)
+		if len(rec.Cassette().Interactions) != 0 {
+			t.Errorf("the refused body was recorded")
+		}
+	})
+
+	t.Run("option", func(t *testing.T) {
+		rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rec.Close() })
+		tap, err := NewHTTP(up.URL+"/mcp", rec, &HTTPOptions{MaxBodyBytes: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := httptest.NewServer(tap)
+		t.Cleanup(s.Close)
+		before := upstreamBodies.Load()
+		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`
+		// Without a Content-Length (chunked): the bound is found reading.
+		resp, err := http.Post(s.URL+"/mcp", "application/json", io.MultiReader(strings.NewReader(big)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check413(resp, 100)
+		resp, err = http.Post(s.URL+"/mcp", "application/json", strings.NewReader(big))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check413(resp, 100)
+		if n := upstreamBodies.Load() - before; n != 0 {
+			t.Errorf("%d refused bodies reached the upstream", n)
+		}
+		// Within the bound, the tap goes on.
+		resp, err = http.Post(s.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
+			t.Fatalf("after the refusals: %d %s", resp.StatusCode, body)
+		}
+		c := rec.Cassette()
+		if len(c.Interactions) != 1 || strings.Contains(string(c.Interactions[0].Request), "xxx") {
+			t.Errorf("cassette %+v: want the ping within the bound only", c.Interactions)
+		}
+	})
+}
+
+// TestHTTPTapUpstreamBreaksOff: an upstream that dies in the middle of its
+// answer (a crash, a restart) gets the client a 502 with a JSON-RPC error
+// for its request, not half a body, if the answer is JSON; an event stream
+// that is cut ends for the client after the events that came. The tap
+// stays up.
+func TestHTTPTapUpstreamBreaksOff(t *testing.T) {
+	var mode atomic.Value
+	mode.Store("json")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		m := mode.Load().(string)
+		if m == "ok" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":3,"result":{}}`)
+			return
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		if m == "json" {
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res")
+		} else {
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+			ev := "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+			fmt.Fprintf(buf, "%x\r\n%s\r\n", len(ev), ev)
+		}
+		buf.Flush()
+	}))
+	t.Cleanup(up.Close)
+	tapURL, rec := startTap(t, up.URL+"/mcp")
+	post := func(id string) (int, string, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, tapURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	}
+	status, ct, body := post("1")
+	msg, err := jsonrpc.Parse(bytes.TrimSpace(body))
+	if status != http.StatusBadGateway || ct != "application/json" || err != nil || msg.Error == nil || msg.ID != "1" {
+		t.Fatalf("a JSON answer broken off: %d %s %q, want 502 and a JSON-RPC error for id 1", status, ct, body)
+	}
+	mode.Store("sse")
+	status, ct, body = post("2")
+	if status != http.StatusOK || ct != "text/event-stream" || !strings.Contains(string(body), "notifications/progress") {
+		t.Fatalf("an event stream cut: %d %s %q, want the event that came", status, ct, body)
+	}
+	mode.Store("ok")
+	if status, _, body = post("3"); status != http.StatusOK || !strings.Contains(string(body), `"result"`) {
+		t.Fatalf("after the faults: %d %s", status, body)
+	}
+	rec.Sync()
+	c := rec.Cassette()
+	if len(c.Interactions) != 3 {
+		t.Errorf("%d interactions, want the three calls", len(c.Interactions))
 	}
 }
