@@ -354,12 +354,12 @@ func TestHTTPNotes(t *testing.T) {
 // secret-looking parameters redacted.
 func TestRecordedURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"/mcp":                                       "/mcp",
-		"/mcp?":                                      "/mcp?",
-		"/mcp?x=1&api_key=SECRET":                    "/mcp?x=1&api_key=[REDACTED]",
-		"/mcp?Token=a&token=b&x=&y":                  "/mcp?Token=[REDACTED]&token=[REDACTED]&x=&y",
-		"/message?sessionId=abc123":                  "/message?sessionId=[REDACTED]",
-		"/message?sessionid=abc123&z=%41":            "/message?sessionid=[REDACTED]&z=%41",
+		"/mcp":                            "/mcp",
+		"/mcp?":                           "/mcp?",
+		"/mcp?x=1&api_key=SECRET":         "/mcp?x=1&api_key=[REDACTED]",
+		"/mcp?Token=a&token=b&x=&y":       "/mcp?Token=[REDACTED]&token=[REDACTED]&x=&y",
+		"/message?sessionId=abc123":       "/message?sessionId=[REDACTED]",
+		"/message?sessionid=abc123&z=%41": "/message?sessionid=[REDACTED]&z=%41",
 		"/a%2Fb?access_token=t&sig=s&b=2&password=p": "/a%2Fb?access_token=[REDACTED]&sig=[REDACTED]&b=2&password=[REDACTED]",
 		"/mcp?api%5Fkey=SECRET&key":                  "/mcp?api%5Fkey=[REDACTED]&key",
 	} {
