@@ -65,7 +65,9 @@ func TestRecordHTTPTap(t *testing.T) {
 			if protocol != "" {
 				run = testpeer.RunMCPGoHTTP
 			}
-			tapped, err := run(testContext(t), url, opts)
+			// The client's own query goes upstream and into the cassette,
+			// its secret redacted.
+			tapped, err := run(testContext(t), url+"?x=1&api_key=SECRET", opts)
 			if err != nil {
 				t.Fatalf("through the tap: %v", err)
 			}
@@ -83,7 +85,15 @@ func TestRecordHTTPTap(t *testing.T) {
 				t.Errorf("meta %+v", c.Meta)
 			}
 			data, _ := os.ReadFile(path)
-			for _, secret := range []string{"sekrit", "Bearer tok"} {
+			if !strings.Contains(string(data), `"url": "/mcp?x=1&api_key=[REDACTED]"`) {
+				t.Errorf("the cassette does not hold the request's URL")
+			}
+			var shown strings.Builder
+			showTimeline(&shown, c, false)
+			if strings.Count(shown.String(), "url /mcp?x=1&api_key=[REDACTED]") != 1 {
+				t.Errorf("cassette show does not name the URL once:\n%s", shown.String())
+			}
+			for _, secret := range []string{"sekrit", "Bearer tok", "SECRET"} {
 				if strings.Contains(string(data), secret) {
 					t.Errorf("the cassette holds %q", secret)
 				}

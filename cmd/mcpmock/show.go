@@ -20,8 +20,14 @@ func showTimeline(w io.Writer, c *cassettes.Cassette, color bool) error {
 	if si := m.ServerInfo; si != nil {
 		fmt.Fprintf(w, "server %s %s\n", orDash(si.Name), si.Version)
 	}
+	lastURL := ""
 	for i, in := range c.Interactions {
 		start := time.Duration(float64(in.AtMs) * float64(time.Millisecond))
+		if in.HTTP != nil && in.HTTP.URL != "" && in.HTTP.URL != lastURL {
+			// The request's path and query, when they change.
+			lastURL = in.HTTP.URL
+			line(w, color, in.AtMs, "   url "+lastURL, false)
+		}
 		switch {
 		case in.Raw != nil:
 			line(w, color, in.AtMs, fmt.Sprintf("#%d %s not JSON-RPC: %.80s", i+1, arrow(in.From), *in.Raw), true)
