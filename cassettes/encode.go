@@ -215,24 +215,17 @@ func appendMillis(dst []byte, m Millis) []byte {
 	return append(dst, b...)
 }
 
-// appendString appends s as encoding/json writes it without HTML escaping:
-// plain text as it is, anything else by encoding/json itself.
+// appendString appends s as encoding/json writes it without HTML escaping
+// (quote): printable ASCII as it is, without calling it.
 func appendString(dst []byte, s string) []byte {
-	plain := true
-	for i := 0; i < len(s) && plain; i++ {
-		c := s[i]
-		plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return append(dst, quote(s)...)
+		}
 	}
-	if plain {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // appendIndented appends the valid JSON text src indented as
