@@ -175,7 +175,7 @@ func (b *clientBridge) send(line []byte) {
 	}
 	b.setHeaders(req.Header, first)
 	ex := b.tap.exchanges.Add(1)
-	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.Header)})
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.Header), URL: recordedURL(req.URL)})
 	if !hasRequest {
 		b.post(req, ex, nil, first)
 		return
@@ -239,7 +239,16 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 			lastID = b.resume(lastID, ex, deliver)
 		}
 	} else {
-		data, _ := io.ReadAll(resp.Body)
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			// The server went away in the middle of its answer (a crash, a
+			// restart): no half message for the client, an error for each
+			// of its requests.
+			if b.ctx.Err() == nil {
+				b.failAll(ids, fmt.Sprintf("mcpmock: the server %s broke off its answer (HTTP %d): %v", b.tap.upstream.Redacted(), resp.StatusCode, err))
+			}
+			return
+		}
 		trimmed := bytes.TrimSpace(data)
 		if len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
 			note.Body = string(data)

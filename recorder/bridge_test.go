@@ -3,14 +3,17 @@ package recorder
 import (
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
@@ -146,4 +149,59 @@ func directStdio(t *testing.T, kind string, opts testpeer.ClientOptions) testpee
 		t.Fatalf("direct: %v", err)
 	}
 	return tr
+}
+
+// TestBridgeUpstreamBreaksOff: an HTTP server that dies in the middle of a
+// JSON answer, or that is down, gets the stdio client a JSON-RPC error for
+// its request, not half a line; the bridge goes on.
+func TestBridgeUpstreamBreaksOff(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res")
+		buf.Flush()
+	}))
+	upURL := up.URL
+	rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	clientR, bridgeW := io.Pipe()
+	bridgeR, clientW := io.Pipe()
+	bridged := make(chan error, 1)
+	go func() {
+		bridged <- StdioToHTTP(testCtx(t), upURL+"/mcp", bridgeR, bridgeW, rec, nil)
+		bridgeW.Close()
+	}()
+	lines := jsonrpc.NewLineReader(clientR, 1<<20)
+	call := func(id string) *jsonrpc.Message {
+		t.Helper()
+		io.WriteString(clientW, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`+"\n")
+		line, err := lines.ReadLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := jsonrpc.Parse(line)
+		if err != nil {
+			t.Fatalf("the client got %q: not a JSON-RPC message", line)
+		}
+		return msg
+	}
+	if msg := call("1"); msg.ID != "1" || msg.Error == nil || !strings.Contains(msg.Error.Message, "broke off") {
+		t.Fatalf("an answer broken off: %s, want an error for id 1", msg.Raw)
+	}
+	up.Close()
+	if msg := call("2"); msg.ID != "2" || msg.Error == nil {
+		t.Fatalf("the server down: %s, want an error for id 2", msg.Raw)
+	}
+	clientW.Close()
+	if err := <-bridged; err != nil {
+		t.Errorf("StdioToHTTP: %v", err)
+	}
 }
