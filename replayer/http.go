@@ -30,10 +30,11 @@ type HTTPOptions struct {
 	// before the response (progress, server-to-client requests) is always
 	// an event stream.
 	Form string
-	// StatelessKey picks the replay state of stateless (2026-07-28)
-	// requests, which carry no session: requests with the same key share
-	// one Session (its repeat counters). nil means one Session for all the
-	// stateless traffic of the handler.
+	// StatelessKey picks the replay state of requests that carry no
+	// session (those of 2026-07-28, and those of the stateful era to the
+	// replay of a server that kept no sessions): requests with the same
+	// key share one Session (its repeat counters), one for each era. nil
+	// means one Session for all such traffic of the handler.
 	StatelessKey func(*http.Request) string
 	// NewSessionID makes the Mcp-Session-Id of a new session and the
 	// session id of an HTTP+SSE connection; nil means 128 random bits in hex.
@@ -57,6 +58,12 @@ type HTTPOptions struct {
 // the server's messages that belong to no request (a list_changed). POSTed
 // notifications and responses are answered 202.
 //
+// A server of the stateful era that kept no sessions (the recorded
+// initialize was answered without Mcp-Session-Id: the go-sdk's
+// StreamableHTTPOptions.Stateless) replays as one: no session is made and
+// no Mcp-Session-Id sent, requests without one are answered from a replay
+// state they share, and GET and DELETE get 405 (protocol_sessionless.go).
+//
 // Stateless era (2026-07-28, recognized by the MCP-Protocol-Version header
 // or the request's _meta): no session; the Mcp-Method, Mcp-Name and
 // MCP-Protocol-Version headers are checked against the body (400 with
@@ -70,18 +77,24 @@ type HTTPHandler struct {
 	e    *Engine
 	opts HTTPOptions
 
-	mu        sync.Mutex // guards sessions, stateless and closed
-	sessions  map[string]*httpSession
-	stateless map[string]*Session
-	closed    bool
-	done      chan struct{} // closed by Close
+	mu          sync.Mutex // guards sessions, stateless, sessionless and closed
+	sessions    map[string]*httpSession
+	stateless   map[string]*Session
+	sessionless map[string]*Session // the shared states of a server without sessions (protocol_sessionless.go)
+	closed      bool
+	done        chan struct{} // closed by Close
+
+	// noSessions says that the recorded server kept no sessions in the
+	// stateful era (protocol_sessionless.go).
+	noSessions bool
 
 	params paramBindings // the tools' Mcp-Param-* headers (http_params.go)
 }
 
 // Handler returns an HTTP front end for the engine.
 func (e *Engine) Handler(opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{e: e, sessions: map[string]*httpSession{}, stateless: map[string]*Session{}, done: make(chan struct{})}
+	h := &HTTPHandler{e: e, sessions: map[string]*httpSession{}, stateless: map[string]*Session{}, sessionless: map[string]*Session{},
+		done: make(chan struct{}), noSessions: e.recordedWithoutSessions()}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -155,6 +168,10 @@ type httpSession struct {
 	s  *Session
 
 	sse bool // an HTTP+SSE session (set before it is shared)
+	// ephemeral marks the session of one POST to the replay of a server
+	// without sessions (protocol_sessionless.go): nothing outlives the
+	// POST (no GET stream, no resumption).
+	ephemeral bool
 
 	mu       sync.Mutex // guards queue, streamed, stream, inflight and ended
 	queue    [][]byte   // messages waiting for the stream
@@ -329,11 +346,19 @@ func (h *HTTPHandler) serveStreamable(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Method Not Allowed: protocol version "+version+" has no GET stream", http.StatusMethodNotAllowed)
 			return
 		}
+		if h.noSessions {
+			refuseWithoutSessions(w)
+			return
+		}
 		h.serveGET(w, r)
 	case http.MethodDelete:
 		if modern {
 			w.Header().Set("Allow", "POST")
 			http.Error(w, "Method Not Allowed: protocol version "+version+" has no sessions", http.StatusMethodNotAllowed)
+			return
+		}
+		if h.noSessions {
+			refuseWithoutSessions(w)
 			return
 		}
 		h.serveDELETE(w, r)
@@ -475,6 +500,10 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
 		return
 	}
+	if h.noSessions {
+		h.serveWithoutSession(w, r, msgs, batch) // protocol_sessionless.go
+		return
+	}
 	var hs *httpSession
 	created := false
 	if r.Header.Get(headerSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
@@ -544,7 +573,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		}
 	}
 	var later func([]byte)
-	if hs != nil {
+	if hs != nil && !hs.ephemeral {
 		later = hs.push
 	}
 
@@ -644,7 +673,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 
 	sw := newSSEWriter(w, eventIDs)
 	send := func(msg []byte) error { return sw.event("message", msg) }
-	if hs != nil && len(eventIDs) > 0 {
+	if hs != nil && !hs.ephemeral && len(eventIDs) > 0 {
 		// A resumable stream (http_resume.go): it goes on when the
 		// client goes away.
 		detach()

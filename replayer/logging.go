@@ -25,9 +25,11 @@ func (s *Session) setLevel(msg *jsonrpc.Message) *Plan {
 		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(mustJSON(p.Level))})}}}
 	}
-	s.mu.Lock()
-	s.level = n
-	s.mu.Unlock()
+	if !s.noSession { // protocol_sessionless.go
+		s.mu.Lock()
+		s.level = n
+		s.mu.Unlock()
+	}
 	if len(s.e.byMethod["logging/setLevel"]) == 0 && s.e.caps.logging {
 		s.e.stats.matched.Add(1)
 		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}

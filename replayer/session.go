@@ -118,6 +118,12 @@ type Session struct {
 	listeners map[jsonrpc.ID]*listener   // open subscriptions/listen requests
 	initCaps  map[string]json.RawMessage // the capabilities of the client's initialize (protocol_caps.go)
 	elicits   map[string]string          // recorded elicitationId → live (protocol_elicit.go)
+
+	// noSession marks the state shared by the requests to the replay of a
+	// server that kept no sessions (protocol_sessionless.go): set before
+	// the Session is shared, it keeps no logging level, as each request
+	// of such a server has its own.
+	noSession bool
 }
 
 // NewSession starts a session with fresh replay state.
