@@ -238,7 +238,7 @@ func TestSessionlessServerReplaysWithoutSessions(t *testing.T) {
 			// DELETE has nothing to end.
 			for _, x := range []struct {
 				method, body string
-				want        int
+				want         int
 			}{
 				{"POST", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count"}}`, http.StatusOK},
 				{"DELETE", "", http.StatusMethodNotAllowed},
