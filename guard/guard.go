@@ -100,9 +100,9 @@ type Verdict struct {
 	// answer; when it passes, call Expire.
 	Timeout time.Duration
 	// Expire, with Timeout, returns the answer to send the client and the
-	// notifications/cancelled to send the server, or nils if the server
-	// answered in time.
-	Expire func() (toClient, toServer []byte)
+	// notifications/cancelled to send the server (one message each, in
+	// turn), or nils if the server answered in time.
+	Expire func() (toClient []byte, toServer [][]byte)
 	// ToServer is a request of the guard's own to send the server besides
 	// the main action (a tools/list after notifications/tools/list_changed,
 	// or its next page). Its answer comes back through FromServer, which
@@ -142,15 +142,20 @@ type Guard struct {
 	audit  *auditor
 	schema *schemas
 
-	mu    sync.Mutex // guards tools, calls, lists, rate, own, ownSeq
+	mu    sync.Mutex // guards tools, calls, lists, rate, own, ownSeq, listens, latestMeta
 	tools map[string]*tool
 	calls map[key]*call
 	lists map[key]bool
 	rate  map[string][]time.Time
 	// own are the guard's own tools/list requests in flight, with the
 	// names listed by their earlier pages.
-	own    map[key]map[string]bool
+	own    map[key]*ownList
 	ownSeq int
+	// listens are the per-request _meta of the client's open
+	// subscriptions/listen requests (2026-07-28), latestMeta that of its
+	// latest request of that version.
+	listens    map[key]json.RawMessage
+	latestMeta json.RawMessage
 
 	prompt chan struct{} // one question at a time on the terminal
 }
@@ -198,7 +203,7 @@ func New(opts *Options) (*Guard, error) {
 	return &Guard{
 		o: o, log: o.Logger, audit: a, schema: newSchemas(),
 		tools: map[string]*tool{}, calls: map[key]*call{}, lists: map[key]bool{}, rate: map[string][]time.Time{},
-		own: map[key]map[string]bool{}, prompt: make(chan struct{}, 1),
+		own: map[key]*ownList{}, listens: map[key]json.RawMessage{}, prompt: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -225,6 +230,7 @@ func (g *Guard) fromClient(session string, raw []byte, inBatch bool) Verdict {
 		return Verdict{Forward: raw}
 	}
 	k := key{session, msg.ID}
+	g.noteMeta(k, msg)
 	switch msg.Method {
 	case "tools/list":
 		g.mu.Lock()
@@ -275,7 +281,13 @@ func (g *Guard) forwardCall(k key, ev event, raw []byte) Verdict {
 	v := Verdict{Forward: raw}
 	if g.o.CallTimeout > 0 {
 		v.Timeout = g.o.CallTimeout
-		v.Expire = func() ([]byte, []byte) { return g.expire(k, ev) }
+		v.Expire = func() ([]byte, [][]byte) {
+			c, s := g.expire(k, ev)
+			if s == nil {
+				return c, nil
+			}
+			return c, [][]byte{s}
+		}
 	}
 	return v
 }
@@ -361,7 +373,7 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	case jsonrpc.KindNotification:
 		if msg.Method == "notifications/tools/list_changed" {
 			g.log.Info("⚑ the server's tools changed: the guard lists them itself")
-			return Verdict{Forward: raw, ToServer: g.ownList(session, "", nil)}
+			return Verdict{Forward: raw, ToServer: g.listOwn(session, &ownList{seen: map[string]bool{}, meta: g.metaFor(session, msg)}, "")}
 		}
 		return Verdict{Forward: raw}
 	case jsonrpc.KindResponse:
@@ -370,11 +382,12 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	}
 	k := key{session, msg.ID}
 	g.mu.Lock()
-	seen, own := g.own[k]
+	ol := g.own[k]
 	delete(g.own, k)
+	delete(g.listens, k)
 	g.mu.Unlock()
-	if own {
-		return g.ownListed(session, msg, seen)
+	if ol != nil {
+		return g.ownListed(session, msg, ol)
 	}
 	g.mu.Lock()
 	isList := g.lists[k]
@@ -400,7 +413,8 @@ func (g *Guard) batch(raw []byte, f func([]byte) Verdict) Verdict {
 	if err != nil {
 		return Verdict{Forward: raw}
 	}
-	var fwd, reply [][]byte
+	var fwd, reply, toServer [][]byte
+	var clocks []Verdict
 	changed := false
 	for _, e := range elems {
 		v := f(e)
@@ -409,6 +423,12 @@ func (g *Guard) batch(raw []byte, f func([]byte) Verdict) Verdict {
 		}
 		if v.Reply != nil {
 			reply = append(reply, v.Reply)
+		}
+		if v.ToServer != nil {
+			toServer = append(toServer, v.ToServer)
+		}
+		if v.Forward != nil && v.Timeout > 0 && v.Expire != nil {
+			clocks = append(clocks, v)
 		}
 		if v.Forward == nil || string(v.Forward) != string(e) {
 			changed = true
@@ -423,7 +443,51 @@ func (g *Guard) batch(raw []byte, f func([]byte) Verdict) Verdict {
 	if len(reply) > 0 {
 		out.Reply = jsonrpc.JoinBatch(reply)
 	}
+	out.ToServer = joinMessages(toServer)
+	if len(clocks) > 0 && out.Forward != nil {
+		out.Timeout, out.Expire = batchClock(clocks)
+	}
 	return out
+}
+
+// batchClock is one clock for the calls of a batch, which the server
+// answers as a whole: it runs out at the earliest of their deadlines (all
+// are CallTimeout), and then every call that the server has not answered
+// yet is answered with its timeout error (together, as one batch) and
+// cancelled upstream (one notifications/cancelled each: a batch of
+// notifications trips the go-sdk, which takes their missing ids for
+// duplicates). A call answered in time keeps its answer; a late answer is
+// dropped, as for a call alone.
+func batchClock(calls []Verdict) (time.Duration, func() (toClient []byte, toServer [][]byte)) {
+	d := calls[0].Timeout
+	for _, c := range calls[1:] {
+		d = min(d, c.Timeout)
+	}
+	return d, func() (toClient []byte, toServer [][]byte) {
+		var cs [][]byte
+		for _, v := range calls {
+			c, s := v.Expire()
+			if c != nil {
+				cs = append(cs, c)
+			}
+			toServer = append(toServer, s...)
+		}
+		if len(cs) > 0 {
+			toClient = jsonrpc.JoinBatch(cs)
+		}
+		return toClient, toServer
+	}
+}
+
+// joinMessages returns nil for none, the message for one, else a batch.
+func joinMessages(msgs [][]byte) []byte {
+	switch len(msgs) {
+	case 0:
+		return nil
+	case 1:
+		return msgs[0]
+	}
+	return jsonrpc.JoinBatch(msgs)
 }
 
 func isBatch(b []byte) bool {

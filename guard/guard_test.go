@@ -135,7 +135,7 @@ func TestTimeoutAndLateAnswer(t *testing.T) {
 	if !strings.Contains(string(toClient), `"id":3`) || !strings.Contains(string(toClient), "did not answer within 1s") {
 		t.Errorf("to the client: %s", toClient)
 	}
-	if !strings.Contains(string(toServer), `"method":"notifications/cancelled"`) || !strings.Contains(string(toServer), `"requestId":3`) {
+	if len(toServer) != 1 || !strings.Contains(string(toServer[0]), `"method":"notifications/cancelled"`) || !strings.Contains(string(toServer[0]), `"requestId":3`) {
 		t.Errorf("to the server: %s", toServer)
 	}
 	if late := g.FromServer("s", []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`)); late.Forward != nil {
@@ -145,7 +145,7 @@ func TestTimeoutAndLateAnswer(t *testing.T) {
 	v = g.FromClient("s", callMsg(4, "slow", `{}`))
 	g.FromServer("s", []byte(`{"jsonrpc":"2.0","id":4,"result":{"content":[]}}`))
 	if c, s := v.Expire(); c != nil || s != nil {
-		t.Errorf("expired an answered call: %s %s", c, s)
+		t.Errorf("expired an answered call: %s %q", c, s)
 	}
 }
 
@@ -276,5 +276,94 @@ func TestListChangedOwnList(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestOwnListMeta2026: the guard's own tools/list (each page) carries the
+// per-request _meta of 2026-07-28 of the subscriptions/listen whose stream
+// brought the list_changed, else that of the client's latest request, and
+// none in the stateful era; other _meta keys (a logLevel, a progress
+// token) are not copied.
+func TestOwnListMeta2026(t *testing.T) {
+	meta := func(client string) string {
+		return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"` + client +
+			`","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":7}`
+	}
+	ownMeta := func(t *testing.T, req []byte) string {
+		t.Helper()
+		var m struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(req, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Params.Meta == nil {
+			return ""
+		}
+		if _, ok := m.Params.Meta["io.modelcontextprotocol/logLevel"]; ok || m.Params.Meta["progressToken"] != nil {
+			t.Errorf("the guard's own request copied more than the protocol fields: %s", req)
+		}
+		return string(m.Params.Meta["io.modelcontextprotocol/clientInfo"])
+	}
+	for _, tc := range []struct {
+		name, note, want string
+	}{
+		{"the listen stream's", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":5}}}`, `{"name":"listener","version":"1"}`},
+		{"the latest request's", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, `{"name":"latest","version":"1"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGuard(t, nil)
+			g.FromClient("", []byte(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"_meta":`+meta("listener")+`,"notifications":{"toolsListChanged":true}}}`))
+			g.FromClient("", []byte(`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":`+meta("latest")+`}}`))
+			v := g.FromServer("", []byte(tc.note))
+			if got := ownMeta(t, v.ToServer); got != tc.want {
+				t.Errorf("own tools/list %s: clientInfo %s, want %s", v.ToServer, got, tc.want)
+			}
+			req, _ := jsonrpc.Parse(v.ToServer)
+			next := g.FromServer("", []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"nextCursor":"c2"}}`, req.ID)))
+			if got := ownMeta(t, next.ToServer); got != tc.want || !strings.Contains(string(next.ToServer), `"cursor":"c2"`) {
+				t.Errorf("next page %s: clientInfo %s, want %s", next.ToServer, got, tc.want)
+			}
+		})
+	}
+	// The stateful era: no _meta.
+	g := newGuard(t, nil)
+	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`))
+	if v := g.FromServer("", []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); strings.Contains(string(v.ToServer), "_meta") {
+		t.Errorf("own tools/list of the stateful era = %s, want no _meta", v.ToServer)
+	}
+}
+
+// TestBatchCallTimeout: the calls of a batch share one clock; when it runs
+// out, the calls the server has not answered are answered together, as a
+// batch of timeout errors, and each is cancelled upstream with a
+// notification of its own; the answered one keeps its answer.
+func TestBatchCallTimeout(t *testing.T) {
+	g := newGuard(t, &Options{CallTimeout: time.Second, Deny: []string{"rm"}})
+	batch := []byte(`[` + string(callMsg(1, "slow", `{}`)) + `,` + string(callMsg(2, "quick", `{}`)) + `,` + string(callMsg(3, "hung", `{}`)) + `,` + string(callMsg(4, "rm", `{}`)) + `]`)
+	v := g.FromClient("", batch)
+	if v.Timeout != time.Second || v.Expire == nil {
+		t.Fatalf("batch verdict %+v: no clock", v)
+	}
+	if fwd := g.FromServer("", []byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}`)); fwd.Forward == nil {
+		t.Fatal("the answer in time was not forwarded")
+	}
+	toClient, toServer := v.Expire()
+	elems, _, err := jsonrpc.SplitBatch(toClient)
+	if err != nil || len(elems) != 2 || !strings.Contains(string(elems[0]), `"id":1`) || !strings.Contains(string(elems[1]), `"id":3`) ||
+		!strings.Contains(string(toClient), `tool \"hung\" did not answer within 1s`) {
+		t.Errorf("to the client: %s (%v), want a batch of the timeouts of 1 and 3", toClient, err)
+	}
+	if len(toServer) != 2 || !strings.Contains(string(toServer[0]), `"requestId":1`) || !strings.Contains(string(toServer[1]), `"requestId":3`) {
+		t.Errorf("to the server: %q, want one notifications/cancelled for 1 and one for 3", toServer)
+	}
+	late := g.FromServer("", []byte(`[{"jsonrpc":"2.0","id":1,"result":{"content":[]}},{"jsonrpc":"2.0","id":3,"result":{"content":[]}}]`))
+	if late.Forward != nil {
+		t.Errorf("the late answers were forwarded: %s", late.Forward)
+	}
+	if c, s := v.Expire(); c != nil || s != nil {
+		t.Errorf("a second expiry answered again: %s %q", c, s)
 	}
 }

@@ -13,21 +13,33 @@ import (
 // the client libraries, which number their requests, never use.
 const ownIDPrefix = "mcpmock-guard-tools-list-"
 
-// ownList returns a tools/list request of the guard's own (the page after
-// cursor, or the first), and remembers it with the names that the earlier
-// pages listed.
-func (g *Guard) ownList(session, cursor string, seen map[string]bool) []byte {
-	if seen == nil {
-		seen = map[string]bool{}
-	}
+// ownList is one listing of the guard's own, page after page.
+type ownList struct {
+	// seen are the names that the earlier pages listed.
+	seen map[string]bool
+	// meta is the per-request _meta of 2026-07-28 that each page's request
+	// carries (copied from the client's); nil in the stateful era.
+	meta json.RawMessage
+}
+
+// listOwn returns a tools/list request of the guard's own (the page after
+// cursor, or the first), and remembers it.
+func (g *Guard) listOwn(session string, ol *ownList, cursor string) []byte {
 	g.mu.Lock()
 	g.ownSeq++
 	id := jsonrpc.ID(mustJSON(fmt.Sprintf("%s%d", ownIDPrefix, g.ownSeq)))
-	g.own[key{session, id}] = seen
+	g.own[key{session, id}] = ol
 	g.mu.Unlock()
 	msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "tools/list"}
+	params := map[string]any{}
 	if cursor != "" {
-		msg["params"] = map[string]any{"cursor": cursor}
+		params["cursor"] = cursor
+	}
+	if ol.meta != nil {
+		params["_meta"] = ol.meta
+	}
+	if len(params) > 0 {
+		msg["params"] = params
 	}
 	return mustJSON(msg)
 }
@@ -36,7 +48,8 @@ func (g *Guard) ownList(session, cursor string, seen map[string]bool) []byte {
 // it logs the tools and remembers their annotations, asks for the next page,
 // and after the last one forgets the tools the server no longer lists. The
 // answer goes no further.
-func (g *Guard) ownListed(session string, msg *jsonrpc.Message, seen map[string]bool) Verdict {
+func (g *Guard) ownListed(session string, msg *jsonrpc.Message, ol *ownList) Verdict {
+	seen := ol.seen
 	if msg.Error != nil {
 		g.log.Warn(fmt.Sprintf("mcpmock guard: the server refused the guard's own tools/list: %s; the tools are known again when the client lists them", msg.Error.Error()))
 		return Verdict{}
@@ -55,7 +68,7 @@ func (g *Guard) ownListed(session string, msg *jsonrpc.Message, seen map[string]
 		}
 	}
 	if res.NextCursor != "" {
-		return Verdict{ToServer: g.ownList(session, res.NextCursor, seen)}
+		return Verdict{ToServer: g.listOwn(session, ol, res.NextCursor)}
 	}
 	var gone []string
 	g.mu.Lock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcphttp"
 )
 
 // Interceptor decides what passes through a tap (package guard implements
@@ -45,9 +46,10 @@ type Verdict struct {
 	// its Verdict carried out instead.
 	Hold func(ctx context.Context) Verdict
 	// Timeout and Expire: when Timeout passes after Forward went out,
-	// Expire returns what to send the client and the server, or nils.
+	// Expire returns what to send the client and the messages to send the
+	// server, or nils.
 	Timeout time.Duration
-	Expire  func() (toClient, toServer []byte)
+	Expire  func() (toClient []byte, toServer [][]byte)
 	// ToServer is a request of the interceptor's own for the server (a
 	// tools/list after list_changed); its answer comes back through
 	// FromServer. Neither is recorded.
@@ -103,8 +105,8 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 				tmu.Lock()
 				delete(timers, t)
 				tmu.Unlock()
-				c, s := v.Expire()
-				if s != nil {
+				c, ss := v.Expire()
+				for _, s := range ss {
 					server.Write(append(s[:len(s):len(s)], '\n'))
 				}
 				if c != nil {
@@ -220,45 +222,60 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		defer timer.Stop()
 	}
 	// expire answers the client instead of the server and cancels the call
-	// upstream; it reports whether there was anything to answer.
-	expire := func(write func([]byte)) bool {
+	// upstream (the calls of a batch that the server has not answered);
+	// it reports whether there was anything to answer. withRefusals joins
+	// the refusals of a partly refused batch to the answer, when they
+	// have not gone ahead of it.
+	expire := func(withRefusals bool, write func([]byte)) bool {
 		if !expired.Load() {
 			return false
 		}
-		c, s := v.Expire()
-		if s != nil {
+		c, ss := v.Expire()
+		for _, s := range ss {
 			t.postUpstream(r, s)
 		}
 		if c == nil {
 			return false
 		}
+		if withRefusals && v.Reply != nil {
+			c = joinAnswers(c, v.Reply)
+		}
 		t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
 		write(c)
 		return true
 	}
-	writeJSON := func(msg []byte) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Del("Content-Length")
-		w.WriteHeader(http.StatusOK)
-		w.Write(msg)
+	// expireJSON answers in JSON, before the server did.
+	expireJSON := func() bool {
+		return expire(true, func(c []byte) {
+			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Del("Content-Length")
+			w.WriteHeader(http.StatusOK)
+			w.Write(c)
+		})
 	}
-	// A request of the guard's own that the server's answer asked for (a
-	// tools/list after list_changed) goes upstream once the answer is over.
-	var own []byte
-	defer func() {
-		if own != nil {
+	// A request of the guard's own that the server's answer asks for (a
+	// tools/list after list_changed, which may come on a long-lived
+	// subscriptions/listen stream) goes upstream at once, beside the
+	// answer; the POST's handler waits for it.
+	var ownWG sync.WaitGroup
+	defer ownWG.Wait()
+	own := func(msg []byte) {
+		if msg == nil {
+			return
+		}
+		ownWG.Add(1)
+		go func() {
+			defer ownWG.Done()
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ownRequestTimeout)
 			defer cancel()
-			t.ownRequest(ctx, t.target(r).String(), r.Header, session, own)
-		}
-	}()
+			t.ownRequest(ctx, t.target(r).String(), r.Header, session, msg)
+		}()
+	}
 
 	resp, err := t.forward(ctx, r, v.Forward)
 	if err != nil {
-		if expire(func(c []byte) {
-			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-			writeJSON(c)
-		}) || r.Context().Err() != nil {
+		if expireJSON() || r.Context().Err() != nil {
 			return
 		}
 		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
@@ -285,7 +302,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		for {
 			ev, err := sr.Next()
 			if err != nil || ev.TooLong {
-				expire(func(c []byte) {
+				expire(false, func(c []byte) {
 					w.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Data: c}))
 					flush(w)
 				})
@@ -293,9 +310,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			}
 			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
 				fv := t.guard.FromServer(session, bytes.TrimSpace(ev.Data))
-				if fv.ToServer != nil {
-					own = fv.ToServer
-				}
+				own(fv.ToServer)
 				if fv.Forward == nil {
 					continue
 				}
@@ -312,10 +327,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		}
 	}
 	data, err := io.ReadAll(resp.Body)
-	if err != nil && expire(func(c []byte) {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-		writeJSON(c)
-	}) {
+	if err != nil && expireJSON() {
 		return
 	}
 	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
@@ -323,7 +335,9 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	switch {
 	case isJSON:
-		data = t.guard.FromServer(session, trimmed).Forward
+		fv := t.guard.FromServer(session, trimmed)
+		own(fv.ToServer)
+		data = fv.Forward
 		if v.Reply != nil && streamable {
 			data = joinAnswers(data, v.Reply)
 		}
@@ -392,6 +406,17 @@ func (t *HTTP) postMessage(ctx context.Context, url string, hdr http.Header, msg
 	copyHeaders(out.Header, hdr)
 	out.Header.Del("Accept-Encoding")
 	out.Header.Del("Last-Event-ID")
+	// The client's Mcp-Method, Mcp-Name and Mcp-Param-* headers describe
+	// its own message; msg gets its own (2026-07-28 servers check them
+	// against the body), and the Mcp-Protocol-Version of its _meta.
+	for name := range out.Header {
+		if name == "Mcp-Method" || name == "Mcp-Name" || strings.HasPrefix(name, "Mcp-Param-") {
+			out.Header.Del(name)
+		}
+	}
+	if m, err := jsonrpc.Parse(msg); err == nil {
+		mcphttp.SetRequestHeaders(out.Header, m, "")
+	}
 	out.Header.Set("Content-Type", "application/json")
 	out.Header.Set("Accept", "application/json, text/event-stream")
 	out.ContentLength = int64(len(msg))
@@ -651,10 +676,10 @@ func (s *guardedStream) clock(v Verdict, url string, hdr http.Header) {
 			if c != nil {
 				s.deliver(c)
 			}
-			if srv != nil {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				defer cancel()
-				s.t.postDiscard(ctx, url, hdr, srv)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			for _, m := range srv {
+				s.t.postDiscard(ctx, url, hdr, m)
 			}
 		})
 	})

@@ -1,0 +1,83 @@
+package guard
+
+import (
+	"encoding/json"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// The per-request fields of 2026-07-28 (stateless): every client request
+// carries them in params._meta, and a server must refuse a request without
+// the required ones with -32602. The guard's own requests copy them from
+// the client's.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// maxListens bounds the subscriptions/listen requests whose _meta the guard
+// keeps: a stream that the client closes over HTTP gets no answer that
+// would let the guard forget it.
+const maxListens = 256
+
+// requestMeta returns the per-request protocol fields of a client
+// request's params._meta as an object, or nil when it has no protocol
+// version (a request of the stateful era).
+func requestMeta(params json.RawMessage) json.RawMessage {
+	meta, _ := jsonrpc.Member(params, "_meta")
+	if meta == nil {
+		return nil
+	}
+	out := json.RawMessage(`{}`)
+	for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities} {
+		if v, _ := jsonrpc.Member(meta, k); v != nil {
+			out, _ = jsonrpc.SetMember(out, v, k)
+		}
+	}
+	if v, _ := jsonrpc.Member(out, metaProtocolVersion); v == nil {
+		return nil
+	}
+	return out
+}
+
+// noteMeta remembers the per-request fields of a client request: the
+// latest request's, and each open subscriptions/listen's (until the server
+// answers it), for the guard's own requests.
+func (g *Guard) noteMeta(k key, msg *jsonrpc.Message) {
+	meta := requestMeta(msg.Params)
+	if meta == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.latestMeta = meta
+	if msg.Method != "subscriptions/listen" {
+		return
+	}
+	if len(g.listens) >= maxListens {
+		for old := range g.listens {
+			delete(g.listens, old)
+			break
+		}
+	}
+	g.listens[k] = meta
+}
+
+// metaFor returns the per-request fields for the guard's own request that
+// a notification from the server asks for: those of the subscriptions/listen
+// whose stream carried it, else the client's latest; nil in the stateful
+// era.
+func (g *Guard) metaFor(session string, note *jsonrpc.Message) json.RawMessage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if meta, _ := jsonrpc.Member(note.Params, "_meta"); meta != nil {
+		if sub, _ := jsonrpc.Member(meta, metaSubscriptionID); sub != nil {
+			if m := g.listens[key{session, jsonrpc.ID(sub)}]; m != nil {
+				return m
+			}
+		}
+	}
+	return g.latestMeta
+}
