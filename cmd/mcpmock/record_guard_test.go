@@ -112,7 +112,12 @@ func (c mcpgoClient) close() { c.c.Close() }
 
 func connectGoSDK(t *testing.T, tr mcp.Transport, opts *mcp.ClientSessionOptions) toolClient {
 	t.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, nil).Connect(testContext(t), tr, opts)
+	return connectGoSDKWith(t, nil, tr, opts)
+}
+
+func connectGoSDKWith(t *testing.T, copts *mcp.ClientOptions, tr mcp.Transport, opts *mcp.ClientSessionOptions) toolClient {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "guard-test", Version: "1"}, copts).Connect(testContext(t), tr, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,6 +514,21 @@ func rawPost(t *testing.T, url, session, body string) (int, http.Header, []map[s
 	return resp.StatusCode, resp.Header, msgs
 }
 
+// rawInit opens a 2025-03-26 session (the last version with batches) with
+// raw HTTP and returns its id.
+func rawInit(t *testing.T, url string) string {
+	t.Helper()
+	status, hdr, _ := rawPost(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	session := hdr.Get("Mcp-Session-Id")
+	if status != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d, session %q", status, session)
+	}
+	if status, _, _ := rawPost(t, url, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+		t.Fatalf("initialized: %d", status)
+	}
+	return session
+}
+
 // TestGuardHTTPBatch sends a batch of 2025-03-26 over Streamable HTTP, with
 // raw HTTP (no SDK sends batches), through the guard to a go-sdk server that
 // accepts batches in that version: the allowed call is answered by the
@@ -523,14 +543,7 @@ func TestGuardHTTPBatch(t *testing.T) {
 			args := append([]string{"record", "-c", filepath.Join(dir, "c.json"),
 				"--upstream", up + "/mcp", "--listen", "127.0.0.1:0"}, policyFlags...)
 			p, url := startListening(t, args...)
-			status, hdr, _ := rawPost(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-			session := hdr.Get("Mcp-Session-Id")
-			if status != http.StatusOK || session == "" {
-				t.Fatalf("initialize: %d, session %q", status, session)
-			}
-			if status, _, _ := rawPost(t, url, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
-				t.Fatalf("initialized: %d", status)
-			}
+			session := rawInit(t, url)
 			batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"}}},
 				{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},
 				{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}]`
@@ -567,8 +580,12 @@ func TestGuardHTTPBatch(t *testing.T) {
 const changingServerEnv = "MCPMOCK_TEST_CHANGING_SERVER"
 
 func init() {
-	if os.Getenv(changingServerEnv) == "1" {
-		err := changingServer().Run(context.Background(), &mcp.StdioTransport{})
+	if v := os.Getenv(changingServerEnv); v != "" {
+		s := changingServer()
+		if v == "strict" {
+			strictMeta(s)
+		}
+		err := s.Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "changing server:", err)
 			os.Exit(1)
