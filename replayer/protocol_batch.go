@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"time"
@@ -12,7 +13,9 @@ import (
 // This file replays the batches a server of 2025-03-26 sent: server
 // messages recorded as one JSON-RPC array (cassettes.Message.Batch,
 // Interaction.Batch) that a plan sends one after the other go to a stream
-// client as one array line again.
+// client as one array line again, and over Streamable HTTP as one event,
+// to a session of a version that has batches (before 2025-06-18; from
+// then on, one message each).
 
 // batchRun returns how many steps from the first one on are sends of one
 // recorded server batch (1 when the first is no batch member).
@@ -96,4 +99,37 @@ func joinBatches(plan *Plan, withResponse bool) *Plan {
 		out.Steps = append(out.Steps, Step{Kind: StepSend, Message: jsonrpc.JoinBatch(msgs), Response: response, Batch: run[0].Batch})
 	}
 	return &out
+}
+
+// firstVersionWithoutBatches is the first protocol version without
+// JSON-RPC batches.
+const firstVersionWithoutBatches = "2025-06-18"
+
+// noteVersion keeps the protocol version that the answer to the session's
+// initialize negotiates.
+func (s *Session) noteVersion(msg *jsonrpc.Message, plan *Plan) {
+	if msg.Method != "initialize" || plan == nil {
+		return
+	}
+	m, err := jsonrpc.Parse(plan.response())
+	if err != nil || m.Result == nil {
+		return
+	}
+	raw, err := jsonrpc.Member(m.Result, "protocolVersion")
+	var v string
+	if err != nil || raw == nil || json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	s.mu.Lock()
+	s.version = v
+	s.mu.Unlock()
+}
+
+// batches reports whether the session may be sent a batch: it negotiated
+// a version before 2025-06-18, or none yet (as the recorded server, which
+// batched, did).
+func (s *Session) batches() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version == "" || s.version < firstVersionWithoutBatches
 }

@@ -271,8 +271,9 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 		st := plan.Steps[i]
 		switch st.Kind {
 		case StepSend, StepHTTPStatus:
-			if n := batchRun(plan.Steps[i:]); n > 1 && plan.Trickle == 0 && plan.CutAfter == 0 {
-				// A recorded server batch: one line (protocol_batch.go).
+			if n := batchRun(plan.Steps[i:]); n > 1 && plan.Trickle == 0 && plan.CutAfter == 0 && c.s.batches() {
+				// A recorded server batch: one line (protocol_batch.go),
+				// to a session of a version that has batches.
 				c.sendBatch(plan.Steps[i:i+n], start, respond, inBatch)
 				i += n - 1
 				break

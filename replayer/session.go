@@ -124,6 +124,9 @@ type Session struct {
 	// the Session is shared, it keeps no logging level, as each request
 	// of such a server has its own.
 	noSession bool
+	// version is the protocol version the session's initialize answer
+	// negotiated, "" before it (protocol_batch.go).
+	version string
 }
 
 // NewSession starts a session with fresh replay state.
@@ -149,6 +152,7 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
 	}
 	plan = s.elicitOut(s.taskOut(msg, plan, known)) // protocol_elicit.go
+	s.noteVersion(msg, plan)                        // protocol_batch.go
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
