@@ -26,6 +26,12 @@ var version = "v0.1.0-dev"
 func main() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A client that closes the pipe it reads our stdout from must not kill
+	// mcpmock with SIGPIPE before the cassette is saved: asking for the
+	// signal turns the write into an EPIPE error, which the tap handles.
+	// (Not signal.Ignore: an ignored signal stays ignored in the server
+	// that record starts.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	env := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: sigs}
 	stopProfile := startProfile(os.Getenv("MCPMOCK_CPUPROFILE"))
 	err := env.run(context.Background(), os.Args[1:])
