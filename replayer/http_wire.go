@@ -213,6 +213,8 @@ func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit
 		switch st.Kind {
 		case StepSend:
 			switch {
+			case s.withdrawn(st): // protocol_elicit.go
+				continue
 			case st.Notify:
 				s.publish(st.Message)
 				continue

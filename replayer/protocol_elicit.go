@@ -16,7 +16,9 @@ import (
 // the recorded id appears in the url), and a replayed
 // notifications/elicitation/complete names the live id of the elicitation
 // it completes. A completion of an elicitation the session was never sent
-// is not sent.
+// is not sent, nor one of an elicitation the live client declined or
+// cancelled (or answered with an error) where the recorded client
+// accepted: the recorded server completed it because it was accepted.
 
 // CodeURLElicitationRequired is the JSON-RPC error code of a request that
 // cannot be processed until URL-mode elicitations complete (2025-11-25).
@@ -35,59 +37,67 @@ func (s *Session) elicitOut(plan *Plan) *Plan {
 	out.Steps = nil
 	for _, st := range plan.Steps {
 		if st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
-			msg, keep := s.relicit(st.Message)
-			if !keep {
-				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": it completes an elicitation this session was not sent")
+			msg, completes, drop := s.relicit(st.Message)
+			if drop != "" {
+				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": " + drop)
 				continue
 			}
-			st.Message = msg
+			st.Message, st.completes = msg, completes
 		}
 		out.Steps = append(out.Steps, st)
 	}
 	return &out
 }
 
-// relicit rewrites one message; keep is false for a completion of an
-// elicitation the session was never sent.
-func (s *Session) relicit(raw []byte) (out []byte, keep bool) {
+// relicit rewrites one message. For a completion it returns the live
+// elicitationId it completes, or why it is not sent (drop).
+func (s *Session) relicit(raw []byte) (out []byte, completes, drop string) {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
-		return raw, true
+		return raw, "", ""
 	}
 	switch {
 	case m.Method == "elicitation/create" && m.Kind() == jsonrpc.KindRequest:
 		if mode, _ := stringAt(m.Params, "mode"); mode != "url" {
-			return raw, true
+			return raw, "", ""
 		}
 		p, err := s.freshElicitation(m.Params)
 		if err != nil {
-			return raw, true
+			return raw, "", ""
 		}
 		if out, err = jsonrpc.SetMember(raw, p, "params"); err != nil {
-			return raw, true
+			return raw, "", ""
 		}
-		return out, true
+		if live, ok := stringAt(p, "elicitationId"); ok {
+			s.mu.Lock()
+			if s.elicitReqs == nil {
+				s.elicitReqs = map[jsonrpc.ID]string{}
+			}
+			s.elicitReqs[m.ID] = live
+			s.mu.Unlock()
+		}
+		return out, "", ""
 	case m.Method == methodElicitationComplete:
 		rec, ok := stringAt(m.Params, "elicitationId")
 		if !ok {
-			return raw, true
+			return raw, "", ""
 		}
 		s.mu.Lock()
 		live, known := s.elicits[rec]
 		s.mu.Unlock()
 		if !known {
-			return raw, false
+			return raw, "", "it completes an elicitation this session was not sent"
 		}
 		if out, err = jsonrpc.SetMember(raw, mustJSON(live), "params", "elicitationId"); err != nil {
-			return raw, true
+			return raw, "", ""
 		}
-		return out, true
+		return out, live, ""
 	case m.Kind() == jsonrpc.KindResponse && m.Error != nil && m.Error.Code == CodeURLElicitationRequired:
 		var data struct {
 			Elicitations []json.RawMessage `json:"elicitations"`
 		}
 		if json.Unmarshal(m.Error.Data, &data) != nil || len(data.Elicitations) == 0 {
-			return raw, true
+			return raw, "", ""
 		}
 		for i, el := range data.Elicitations {
 			if p, err := s.freshElicitation(el); err == nil {
@@ -96,11 +106,58 @@ func (s *Session) relicit(raw []byte) (out []byte, keep bool) {
 		}
 		d, _ := json.Marshal(data.Elicitations)
 		if out, err = jsonrpc.SetMember(raw, d, "error", "data", "elicitations"); err != nil {
-			return raw, true
+			return raw, "", ""
 		}
-		return out, true
+		return out, "", ""
 	}
-	return raw, true
+	return raw, "", ""
+}
+
+// noteElicitReply notes a URL-mode elicitation that the live client
+// declined, cancelled or answered with an error where the recorded client
+// accepted it: its recorded completion is then not sent (withdrawn).
+func (s *Session) noteElicitReply(st Step, reply *jsonrpc.Message) {
+	if st.method != "elicitation/create" || reply == nil || st.expect == nil {
+		return
+	}
+	s.mu.Lock()
+	live, ok := s.elicitReqs[st.ReplyID]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	rec, err := jsonrpc.Parse(st.expect)
+	if err != nil || rec.Result == nil {
+		return
+	}
+	if a, _ := stringAt(rec.Result, "action"); a != "accept" {
+		return // the recording shows what the server does after a refusal
+	}
+	if a, _ := stringAt(reply.Result, "action"); reply.Error == nil && a == "accept" {
+		return
+	}
+	s.mu.Lock()
+	if s.declined == nil {
+		s.declined = map[string]bool{}
+	}
+	s.declined[live] = true
+	s.mu.Unlock()
+}
+
+// withdrawn reports whether a planned step is the completion of an
+// elicitation the client has since declined (noteElicitReply): front ends
+// do not send it.
+func (s *Session) withdrawn(st Step) bool {
+	if st.completes == "" {
+		return false
+	}
+	s.mu.Lock()
+	declined := s.declined[st.completes]
+	s.mu.Unlock()
+	if declined {
+		s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": the client declined the elicitation it completes, which the recorded client accepted")
+	}
+	return declined
 }
 
 // freshElicitation gives the URL-mode elicitation params p a new live

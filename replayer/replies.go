@@ -52,6 +52,7 @@ func replyBody(m *jsonrpc.Message) json.RawMessage {
 // Options.OnReplyMismatch; with Options.Strict, the returned message (not
 // nil) is the error that answers the original request instead.
 func (s *Session) checkReply(plan *Plan, st Step, reply *jsonrpc.Message) []byte {
+	s.noteElicitReply(st, reply) // protocol_elicit.go
 	if st.expect == nil {
 		return nil
 	}

@@ -271,6 +271,9 @@ func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond fun
 		st := plan.Steps[i]
 		switch st.Kind {
 		case StepSend, StepHTTPStatus:
+			if c.s.withdrawn(st) { // protocol_elicit.go
+				break
+			}
 			if n := batchRun(plan.Steps[i:]); n > 1 && plan.Trickle == 0 && plan.CutAfter == 0 && c.s.batches() {
 				// A recorded server batch: one line (protocol_batch.go),
 				// to a session of a version that has batches.

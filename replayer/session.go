@@ -64,6 +64,9 @@ type Step struct {
 	// StepSend: consecutive steps with the same Batch came as one JSON-RPC
 	// array, and a stream front end sends them as one line.
 	Batch int
+	// completes is the live elicitationId that a StepSend of a
+	// notifications/elicitation/complete completes (protocol_elicit.go).
+	completes string
 
 	// For a StepAwaitReply: the recorded reply, the server request's
 	// method, and the live id of the client request it belongs to.
@@ -118,6 +121,11 @@ type Session struct {
 	listeners map[jsonrpc.ID]*listener   // open subscriptions/listen requests
 	initCaps  map[string]json.RawMessage // the capabilities of the client's initialize (protocol_caps.go)
 	elicits   map[string]string          // recorded elicitationId → live (protocol_elicit.go)
+	// elicitReqs maps the live id of a URL-mode elicitation/create to its
+	// live elicitationId; declined holds the live elicitationIds the
+	// client refused where the recording accepted (protocol_elicit.go).
+	elicitReqs map[jsonrpc.ID]string
+	declined   map[string]bool
 
 	// noSession marks the state shared by the requests to the replay of a
 	// server that kept no sessions (protocol_sessionless.go): set before
