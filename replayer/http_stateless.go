@@ -44,18 +44,7 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 // statelessSession returns the Session that holds the replay state of a
 // stateless request.
 func (h *HTTPHandler) statelessSession(r *http.Request) *Session {
-	key := ""
-	if h.opts.StatelessKey != nil {
-		key = h.opts.StatelessKey(r)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.stateless[key]
-	if s == nil {
-		s = h.e.NewSession()
-		h.stateless[key] = s
-	}
-	return s
+	return h.sharedState(r, h.stateless, nil) // protocol_sessionless.go
 }
 
 // unsupportedVersion is the data of an UnsupportedProtocolVersionError.

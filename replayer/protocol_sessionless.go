@@ -65,17 +65,27 @@ func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request
 // sessionlessState returns the replay state shared by the requests
 // without session of the stateful era.
 func (h *HTTPHandler) sessionlessState(r *http.Request) *Session {
+	return h.sharedState(r, h.sessionless, func(s *Session) { s.noSession = true })
+}
+
+// sharedState returns the Session of states (h.stateless or
+// h.sessionless) that holds the replay state of a request without
+// session, as HTTPOptions.StatelessKey picks it; a new one is set up by
+// init (which may be nil) before it is shared.
+func (h *HTTPHandler) sharedState(r *http.Request, states map[string]*Session, init func(*Session)) *Session {
 	key := ""
 	if h.opts.StatelessKey != nil {
 		key = h.opts.StatelessKey(r)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.sessionless[key]
+	s := states[key]
 	if s == nil {
 		s = h.e.NewSession()
-		s.noSession = true
-		h.sessionless[key] = s
+		if init != nil {
+			init(s)
+		}
+		states[key] = s
 	}
 	return s
 }

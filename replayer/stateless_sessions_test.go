@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/recorder"
-	"github.com/mcpmock/mcpmock/replayer"
 )
 
 // sessionlessServer is a real go-sdk server run without sessions
@@ -223,14 +222,7 @@ func TestSessionlessServerReplaysWithoutSessions(t *testing.T) {
 			if !slices.Contains(live, "count: n=2") || !slices.Contains(live, `session id ""`) {
 				t.Fatalf("live: %q", live)
 			}
-			e, err := replayer.New(c, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := e.Handler(nil)
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			defer h.Close()
+			srv, _, h := replayHTTP(t, c, nil)
 			if d := cmp.Diff(live, script(t, srv.URL+"/mcp")); d != "" {
 				t.Errorf("(-live +replay):\n%s", d)
 			}
