@@ -3,6 +3,7 @@ package cassettes
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -97,4 +98,25 @@ func BenchmarkAppendInteraction(b *testing.B) {
 			appendInteractionJSON(nil, &in)
 		}
 	})
+}
+
+// TestAppendFlatKnowsEveryField fails when a field is added to Interaction
+// or Message: appendFlat writes them by hand and must learn it (or leave
+// such interactions to encoding/json, as it does those with HTTP details or
+// a script).
+func TestAppendFlatKnowsEveryField(t *testing.T) {
+	names := func(typ reflect.Type) []string {
+		var out []string
+		for f := range typ.Fields() {
+			out = append(out, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"from", "atMs", "request", "notification", "raw", "batch", "exchange", "response", "match", "times", "http", "when", "fault"},
+		names(reflect.TypeFor[Interaction]())); diff != "" {
+		t.Errorf("Interaction's fields changed: teach appendFlat (-known +now):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"from", "atMs", "message", "raw", "batch"}, names(reflect.TypeFor[Message]())); diff != "" {
+		t.Errorf("Message's fields changed: teach appendFlatMessage (-known +now):\n%s", diff)
+	}
 }
