@@ -109,6 +109,20 @@ func (tc *taskHTTPClient) statusNotes() []string {
 	return ids
 }
 
+// waitStatusNotes waits up to 5 s for n status notifications: the client
+// hands notifications to its handler on a goroutine of its own, so the
+// last may land after the call that caused it returned.
+func (tc *taskHTTPClient) waitStatusNotes(n int) []string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ids := tc.statusNotes()
+		if len(ids) >= n || time.Now().After(deadline) {
+			return ids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A task session recorded from a real mcp-go server over stdio replays
 // over Streamable HTTP to a real mcp-go client: the same outcome with a
 // fresh task id that tasks/get, tasks/result, tasks/list and tasks/cancel
@@ -160,7 +174,7 @@ func TestTasksOverStreamableHTTP(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(live, "\n") {
 			t.Errorf("round %d: replay over HTTP differs:\nlive   %q\nreplay %q", round, live, got)
 		}
-		status := tc.statusNotes()
+		status := tc.waitStatusNotes(recordedStatus)
 		if len(status) != recordedStatus {
 			t.Errorf("round %d: %d status notifications, recorded %d", round, len(status), recordedStatus)
 		}
