@@ -3,6 +3,7 @@ package replayer
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,6 +20,9 @@ import (
 // is not sent, nor one of an elicitation the live client declined or
 // cancelled (or answered with an error) where the recorded client
 // accepted: the recorded server completed it because it was accepted.
+// In 2026-07-28 (which removed elicitationId, the completion and -32042)
+// a URL-mode elicitation inside an input_required result that still
+// carries an elicitationId gets a fresh one too (freshInputRequests).
 
 // CodeURLElicitationRequired is the JSON-RPC error code of a request that
 // cannot be processed until URL-mode elicitations complete (2025-11-25).
@@ -92,6 +96,8 @@ func (s *Session) relicit(raw []byte) (out []byte, completes, drop string) {
 			return raw, "", ""
 		}
 		return out, live, ""
+	case m.Kind() == jsonrpc.KindResponse && m.Result != nil:
+		return s.freshInputRequests(raw, m.Result), "", ""
 	case m.Kind() == jsonrpc.KindResponse && m.Error != nil && m.Error.Code == CodeURLElicitationRequired:
 		var data struct {
 			Elicitations []json.RawMessage `json:"elicitations"`
@@ -184,4 +190,39 @@ func (s *Session) freshElicitation(p json.RawMessage) (json.RawMessage, error) {
 	s.elicits[rec] = live
 	s.mu.Unlock()
 	return out, nil
+}
+
+// freshInputRequests gives each URL-mode elicitation among the
+// inputRequests of an input_required result (2026-07-28) a fresh
+// elicitationId, as freshElicitation. 2026-07-28 removed the field, but a
+// server may still send it (the go-sdk sends what it is given). The keys
+// of inputRequests, which the client's retry names in inputResponses, and
+// the requestState it echoes stay as recorded: they are the request's own,
+// not shared between clients, and they pair the retry with the recorded one.
+func (s *Session) freshInputRequests(raw []byte, result json.RawMessage) []byte {
+	var r struct {
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+	}
+	if !bytes.Contains(result, []byte(`"inputRequests"`)) || json.Unmarshal(result, &r) != nil {
+		return raw
+	}
+	keys := slices.Sorted(maps.Keys(r.InputRequests))
+	for _, k := range keys {
+		ir := r.InputRequests[k]
+		if ir.Method != "elicitation/create" {
+			continue
+		}
+		if mode, _ := stringAt(ir.Params, "mode"); mode != "url" {
+			continue
+		}
+		if p, err := s.freshElicitation(ir.Params); err == nil {
+			if out, err := jsonrpc.SetMember(raw, p, "result", "inputRequests", k, "params"); err == nil {
+				raw = out
+			}
+		}
+	}
+	return raw
 }

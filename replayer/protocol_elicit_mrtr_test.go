@@ -1,0 +1,139 @@
+package replayer_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpmock/mcpmock/replayer"
+)
+
+// mrtrURLServer is a real go-sdk server of 2026-07-28 whose pay tool asks
+// for a URL-mode elicitation inside an input_required result. The go-sdk
+// (v1.8.0) sends the elicitationId it is given there, though 2026-07-28
+// removed the field: a recording of such a server holds one.
+func mrtrURLServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr-url-server", Version: "1"}, nil)
+	type noIn struct{}
+	mcp.AddTool(s, &mcp.Tool{Name: "pay"}, func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
+		if req.Params.RequestState == "" {
+			id := rand.Text()
+			return &mcp.CallToolResult{RequestState: "awaiting-payment", InputRequests: mcp.InputRequestMap{"checkout": &mcp.ElicitParams{
+				Mode: "url", ElicitationID: id, URL: "https://pay.example/checkout?elicitation=" + id, Message: "pay"}}}, nil, nil
+		}
+		res, ok := req.Params.InputResponses["checkout"].(*mcp.ElicitResult)
+		if !ok {
+			return nil, nil, fmt.Errorf("no checkout response in %v", req.Params.InputResponses)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "paid after " + res.Action}}}, nil, nil
+	})
+	return s
+}
+
+// payScript calls pay (the go-sdk client answers the input request and
+// retries) and says what it saw, with the elicitationId it was handed.
+func (uc *urlClient) payScript(out *string, id *string) func(context.Context, *mcp.ClientSession) error {
+	return func(ctx context.Context, cs *mcp.ClientSession) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pay"})
+		if err != nil {
+			return err
+		}
+		var asked *mcp.ElicitParams
+		select {
+		case asked = <-uc.asked:
+		default:
+			return fmt.Errorf("pay answered %v without asking", res.Content)
+		}
+		*id = asked.ElicitationID
+		*out = fmt.Sprintf("%s: asked %s, has an id %v, url has its id %v", res.Content[0].(*mcp.TextContent).Text, asked.Mode,
+			asked.ElicitationID != "", strings.HasSuffix(asked.URL, "="+asked.ElicitationID))
+		return nil
+	}
+}
+
+// A URL-mode elicitation inside a 2026-07-28 input_required result,
+// recorded from a real go-sdk server, replays to two concurrent go-sdk
+// clients of one replay, over stdio and Streamable HTTP: each gets an
+// elicitationId of its own (in its url too), never the recorded one, and
+// its retry is paired with the recorded retry.
+func TestURLElicitationInputRequired(t *testing.T) {
+	const version = "2026-07-28"
+	var live, recorded string
+	uc := newURLClient()
+	c := recordGoSDK(t, mrtrURLServer(), uc.client(), version, uc.payScript(&live, &recorded))
+	if live != "paid after accept: asked url, has an id true, url has its id true" {
+		t.Fatalf("live: %q", live)
+	}
+	for _, overHTTP := range []bool{false, true} {
+		e, err := replayer.New(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		var transport func() mcp.Transport
+		var stop []func()
+		if overHTTP {
+			h := e.Handler(nil)
+			srv := httptest.NewServer(h)
+			stop = append(stop, srv.Close, func() { h.Close() })
+			transport = func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"} }
+		} else {
+			var mu sync.Mutex
+			transport = func() mcp.Transport {
+				clientR, clientW, serverR, serverW := pipePair()
+				done := make(chan struct{})
+				go func() {
+					e.Serve(ctx, serverR, serverW)
+					serverW.Close()
+					close(done)
+				}()
+				mu.Lock()
+				stop = append(stop, func() { clientW.Close(); <-done })
+				mu.Unlock()
+				return &mcp.IOTransport{Reader: clientR, Writer: clientW}
+			}
+		}
+		const clients = 2
+		got, ids, errs := make([]string, clients), make([]string, clients), make([]error, clients)
+		var wg sync.WaitGroup
+		for i := range clients {
+			wg.Go(func() {
+				uc := newURLClient()
+				cs, err := uc.client().Connect(ctx, transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer cs.Close()
+				errs[i] = uc.payScript(&got[i], &ids[i])(ctx, cs)
+			})
+		}
+		wg.Wait()
+		for _, f := range stop {
+			f()
+		}
+		cancel()
+		for i := range clients {
+			if errs[i] != nil {
+				t.Fatalf("HTTP %v, client %d: %v", overHTTP, i, errs[i])
+			}
+			if d := cmp.Diff(live, got[i]); d != "" {
+				t.Errorf("HTTP %v, client %d (-live +replay):\n%s", overHTTP, i, d)
+			}
+			if ids[i] == recorded {
+				t.Errorf("HTTP %v, client %d: handed the recorded elicitationId %s", overHTTP, i, recorded)
+			}
+		}
+		if ids[0] == ids[1] {
+			t.Errorf("HTTP %v: both clients were handed elicitationId %s", overHTTP, ids[0])
+		}
+	}
+}
