@@ -22,7 +22,8 @@ import (
 // accepted: the recorded server completed it because it was accepted.
 // In 2026-07-28 (which removed elicitationId, the completion and -32042)
 // a URL-mode elicitation inside an input_required result that still
-// carries an elicitationId gets a fresh one too (freshInputRequests).
+// carries an elicitationId gets a fresh one too, and the completion that
+// the client's retry brings names it (freshInputRequests, stateIn).
 
 // CodeURLElicitationRequired is the JSON-RPC error code of a request that
 // cannot be processed until URL-mode elicitations complete (2025-11-25).
@@ -31,7 +32,9 @@ const CodeURLElicitationRequired = -32042
 const methodElicitationComplete = "notifications/elicitation/complete"
 
 // elicitOut maps the elicitation ids of a plan's messages to live ones.
-func (s *Session) elicitOut(plan *Plan) *Plan {
+// chain is what stateIn found for the request the plan answers (nil when
+// it is no retry of one made here): its completions name its ids.
+func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
 	if plan == nil || !slices.ContainsFunc(plan.Steps, func(st Step) bool {
 		return st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`))
 	}) {
@@ -41,7 +44,7 @@ func (s *Session) elicitOut(plan *Plan) *Plan {
 	out.Steps = nil
 	for _, st := range plan.Steps {
 		if st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
-			msg, completes, drop := s.relicit(st.Message)
+			msg, completes, drop := s.relicit(st.Message, chain)
 			if drop != "" {
 				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": " + drop)
 				continue
@@ -55,7 +58,7 @@ func (s *Session) elicitOut(plan *Plan) *Plan {
 
 // relicit rewrites one message. For a completion it returns the live
 // elicitationId it completes, or why it is not sent (drop).
-func (s *Session) relicit(raw []byte) (out []byte, completes, drop string) {
+func (s *Session) relicit(raw []byte, chain *mrtrChain) (out []byte, completes, drop string) {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
 		return raw, "", ""
@@ -88,6 +91,11 @@ func (s *Session) relicit(raw []byte) (out []byte, completes, drop string) {
 		}
 		s.mu.Lock()
 		live, known := s.elicits[rec]
+		if chain != nil {
+			if l, ok := chain.ids[rec]; ok {
+				live, known = l, true
+			}
+		}
 		s.mu.Unlock()
 		if !known {
 			return raw, "", "it completes an elicitation this session was not sent"
@@ -194,35 +202,110 @@ func (s *Session) freshElicitation(p json.RawMessage) (json.RawMessage, error) {
 
 // freshInputRequests gives each URL-mode elicitation among the
 // inputRequests of an input_required result (2026-07-28) a fresh
-// elicitationId, as freshElicitation. 2026-07-28 removed the field, but a
-// server may still send it (the go-sdk sends what it is given). The keys
-// of inputRequests, which the client's retry names in inputResponses, and
-// the requestState it echoes stay as recorded: they are the request's own,
-// not shared between clients, and they pair the retry with the recorded one.
+// elicitationId, as freshElicitation. 2026-07-28 removed the field (and
+// notifications/elicitation/complete), but a server may still send them:
+// the go-sdk sends what it is given. The keys of inputRequests, which the
+// client's retry names in inputResponses, stay as recorded. The
+// requestState the client echoes is opaque to it: the replay hands a token
+// of its own instead, which stateIn turns back into the recorded
+// requestState on the retry, so that the retry pairs with the recorded
+// retry and a completion it brings names the ids this result handed out,
+// also where requests share one replay state (no sessions).
 func (s *Session) freshInputRequests(raw []byte, result json.RawMessage) []byte {
 	var r struct {
 		InputRequests map[string]struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
 	}
 	if !bytes.Contains(result, []byte(`"inputRequests"`)) || json.Unmarshal(result, &r) != nil {
 		return raw
 	}
-	keys := slices.Sorted(maps.Keys(r.InputRequests))
-	for _, k := range keys {
+	chain := &mrtrChain{state: r.RequestState, ids: map[string]string{}}
+	for _, k := range slices.Sorted(maps.Keys(r.InputRequests)) {
 		ir := r.InputRequests[k]
 		if ir.Method != "elicitation/create" {
 			continue
 		}
-		if mode, _ := stringAt(ir.Params, "mode"); mode != "url" {
+		rec, _ := stringAt(ir.Params, "elicitationId")
+		if mode, _ := stringAt(ir.Params, "mode"); mode != "url" || rec == "" {
 			continue
 		}
-		if p, err := s.freshElicitation(ir.Params); err == nil {
-			if out, err := jsonrpc.SetMember(raw, p, "result", "inputRequests", k, "params"); err == nil {
-				raw = out
-			}
+		p, err := s.freshElicitation(ir.Params)
+		if err != nil {
+			continue
 		}
+		out, err := jsonrpc.SetMember(raw, p, "result", "inputRequests", k, "params")
+		if err != nil {
+			continue
+		}
+		raw = out
+		chain.ids[rec], _ = stringAt(p, "elicitationId")
 	}
-	return raw
+	if len(chain.ids) == 0 {
+		return raw
+	}
+	token := "mcpmock-" + newTaskID()
+	out, err := jsonrpc.SetMember(raw, mustJSON(token), "result", "requestState")
+	if err != nil {
+		return raw
+	}
+	s.mu.Lock()
+	if s.chains == nil {
+		s.chains = map[string]*mrtrChain{}
+	}
+	s.chains[token] = chain
+	s.chainOrder = append(s.chainOrder, token)
+	if len(s.chainOrder) > maxChains {
+		delete(s.chains, s.chainOrder[0])
+		s.chainOrder = s.chainOrder[1:]
+	}
+	s.mu.Unlock()
+	return out
+}
+
+// maxChains bounds the requestState tokens a replay state keeps: a retry
+// of an older one pairs as a retry with an unknown requestState would.
+const maxChains = 4096
+
+// mrtrChain is what the replay handed out in one input_required result
+// under a requestState token of its own (freshInputRequests).
+type mrtrChain struct {
+	state *string           // the recorded requestState; nil when it had none
+	ids   map[string]string // recorded elicitationId → the live one handed out
+}
+
+// stateIn turns the requestState token of a retry back into the recorded
+// requestState (or takes it out, where the recorded result had none) and
+// returns what that result handed out. Other requests go unchanged.
+func (s *Session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
+	if !bytes.Contains(msg.Params, []byte(`"mcpmock-`)) {
+		return msg, nil
+	}
+	token, ok := stringAt(msg.Params, "requestState")
+	if !ok {
+		return msg, nil
+	}
+	s.mu.Lock()
+	chain := s.chains[token]
+	s.mu.Unlock()
+	if chain == nil {
+		return msg, nil
+	}
+	var params json.RawMessage
+	var err error
+	if chain.state != nil {
+		params, err = jsonrpc.SetMember(msg.Params, mustJSON(*chain.state), "requestState")
+	} else {
+		params, err = jsonrpc.DeleteMember(msg.Params, "requestState")
+	}
+	if err != nil {
+		return msg, chain
+	}
+	m, err := jsonrpc.Parse(jsonrpc.Request(msg.ID, msg.Method, params))
+	if err != nil {
+		return msg, chain
+	}
+	return m, chain
 }

@@ -17,25 +17,47 @@ import (
 )
 
 // mrtrURLServer is a real go-sdk server of 2026-07-28 whose pay tool asks
-// for a URL-mode elicitation inside an input_required result. The go-sdk
-// (v1.8.0) sends the elicitationId it is given there, though 2026-07-28
-// removed the field: a recording of such a server holds one.
+// for a URL-mode elicitation inside an input_required result, keeping its
+// id in requestState, and on the retry says that elicitation completed.
+// 2026-07-28 removed elicitationId and notifications/elicitation/complete,
+// but the go-sdk (v1.8.0) sends both: a recording of such a server holds
+// them.
 func mrtrURLServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr-url-server", Version: "1"}, nil)
 	type noIn struct{}
 	mcp.AddTool(s, &mcp.Tool{Name: "pay"}, func(ctx context.Context, req *mcp.CallToolRequest, in noIn) (*mcp.CallToolResult, any, error) {
 		if req.Params.RequestState == "" {
 			id := rand.Text()
-			return &mcp.CallToolResult{RequestState: "awaiting-payment", InputRequests: mcp.InputRequestMap{"checkout": &mcp.ElicitParams{
+			return &mcp.CallToolResult{RequestState: "awaiting:" + id, InputRequests: mcp.InputRequestMap{"checkout": &mcp.ElicitParams{
 				Mode: "url", ElicitationID: id, URL: "https://pay.example/checkout?elicitation=" + id, Message: "pay"}}}, nil, nil
 		}
 		res, ok := req.Params.InputResponses["checkout"].(*mcp.ElicitResult)
 		if !ok {
 			return nil, nil, fmt.Errorf("no checkout response in %v", req.Params.InputResponses)
 		}
+		if res.Action == "accept" {
+			id := strings.TrimPrefix(req.Params.RequestState, "awaiting:")
+			req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "paid after " + res.Action}}}, nil, nil
 	})
 	return s
+}
+
+// gatedClient is urlClient's go-sdk client whose elicitation handler
+// first calls gate.
+func (uc *urlClient) gatedClient(gate func()) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "url-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			uc.asked <- req.Params
+			gate()
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			uc.complete <- req.Params.ElicitationID
+		},
+	})
 }
 
 // payScript calls pay (the go-sdk client answers the input request and
@@ -52,9 +74,15 @@ func (uc *urlClient) payScript(out *string, id *string) func(context.Context, *m
 		default:
 			return fmt.Errorf("pay answered %v without asking", res.Content)
 		}
+		var done string
+		select {
+		case done = <-uc.complete:
+		case <-ctx.Done():
+			return fmt.Errorf("no notifications/elicitation/complete")
+		}
 		*id = asked.ElicitationID
-		*out = fmt.Sprintf("%s: asked %s, has an id %v, url has its id %v", res.Content[0].(*mcp.TextContent).Text, asked.Mode,
-			asked.ElicitationID != "", strings.HasSuffix(asked.URL, "="+asked.ElicitationID))
+		*out = fmt.Sprintf("%s: asked %s, has an id %v, url has its id %v, completed the same %v", res.Content[0].(*mcp.TextContent).Text, asked.Mode,
+			asked.ElicitationID != "", strings.HasSuffix(asked.URL, "="+asked.ElicitationID), done == asked.ElicitationID)
 		return nil
 	}
 }
@@ -62,14 +90,17 @@ func (uc *urlClient) payScript(out *string, id *string) func(context.Context, *m
 // A URL-mode elicitation inside a 2026-07-28 input_required result,
 // recorded from a real go-sdk server, replays to two concurrent go-sdk
 // clients of one replay, over stdio and Streamable HTTP: each gets an
-// elicitationId of its own (in its url too), never the recorded one, and
-// its retry is paired with the recorded retry.
+// elicitationId of its own (in its url too), never the recorded one, its
+// retry is paired with the recorded retry, and the completion the retry
+// brings names the id that client was handed, though both retries carry
+// what they were handed as requestState and the two elicitations were
+// handed out before either retry.
 func TestURLElicitationInputRequired(t *testing.T) {
 	const version = "2026-07-28"
 	var live, recorded string
 	uc := newURLClient()
 	c := recordGoSDK(t, mrtrURLServer(), uc.client(), version, uc.payScript(&live, &recorded))
-	if live != "paid after accept: asked url, has an id true, url has its id true" {
+	if live != "paid after accept: asked url, has an id true, url has its id true, completed the same true" {
 		t.Fatalf("live: %q", live)
 	}
 	for _, overHTTP := range []bool{false, true} {
@@ -103,11 +134,16 @@ func TestURLElicitationInputRequired(t *testing.T) {
 		}
 		const clients = 2
 		got, ids, errs := make([]string, clients), make([]string, clients), make([]error, clients)
+		// Each client answers its elicitation once both were asked: the
+		// two input_required results go out before either retry.
+		var asked sync.WaitGroup
+		asked.Add(clients)
+		gate := func() { asked.Done(); asked.Wait() }
 		var wg sync.WaitGroup
 		for i := range clients {
 			wg.Go(func() {
 				uc := newURLClient()
-				cs, err := uc.client().Connect(ctx, transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
+				cs, err := uc.gatedClient(gate).Connect(ctx, transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
 				if err != nil {
 					errs[i] = err
 					return

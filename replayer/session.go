@@ -126,6 +126,11 @@ type Session struct {
 	// client refused where the recording accepted (protocol_elicit.go).
 	elicitReqs map[jsonrpc.ID]string
 	declined   map[string]bool
+	// chains holds, by the requestState token the replay handed out in
+	// its place, what a 2026-07-28 input_required result handed out;
+	// chainOrder is their order, oldest first (protocol_elicit.go).
+	chains     map[string]*mrtrChain
+	chainOrder []string
 
 	// noSession marks the state shared by the requests to the replay of a
 	// server that kept no sessions (protocol_sessionless.go): set before
@@ -153,14 +158,15 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
 	}
-	s.noteInitialize(msg)        // protocol_caps.go
-	lmsg, known := s.taskIn(msg) // tasks.go
+	s.noteInitialize(msg)          // protocol_caps.go
+	lmsg, known := s.taskIn(msg)   // tasks.go
+	lmsg, chain := s.stateIn(lmsg) // protocol_elicit.go
 	var plan *Plan
 	if !s.unknownTask(msg, known) {
 		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
 	}
-	plan = s.elicitOut(s.taskOut(msg, plan, known)) // protocol_elicit.go
-	s.noteVersion(msg, plan)                        // protocol_batch.go
+	plan = s.elicitOut(s.taskOut(msg, plan, known), chain) // protocol_elicit.go
+	s.noteVersion(msg, plan)                               // protocol_batch.go
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
