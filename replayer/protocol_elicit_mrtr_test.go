@@ -3,6 +3,8 @@ package replayer_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -11,8 +13,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -104,72 +108,135 @@ func TestURLElicitationInputRequired(t *testing.T) {
 		t.Fatalf("live: %q", live)
 	}
 	for _, overHTTP := range []bool{false, true} {
-		e, err := replayer.New(c, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-		var transport func() mcp.Transport
-		var stop []func()
-		if overHTTP {
-			h := e.Handler(nil)
-			srv := httptest.NewServer(h)
-			stop = append(stop, srv.Close, func() { h.Close() })
-			transport = func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"} }
-		} else {
-			var mu sync.Mutex
-			transport = func() mcp.Transport {
-				clientR, clientW, serverR, serverW := pipePair()
-				done := make(chan struct{})
-				go func() {
-					e.Serve(ctx, serverR, serverW)
-					serverW.Close()
-					close(done)
-				}()
-				mu.Lock()
-				stop = append(stop, func() { clientW.Close(); <-done })
-				mu.Unlock()
-				return &mcp.IOTransport{Reader: clientR, Writer: clientW}
-			}
-		}
 		const clients = 2
-		got, ids, errs := make([]string, clients), make([]string, clients), make([]error, clients)
+		got, ids := make([]string, clients), make([]string, clients)
 		// Each client answers its elicitation once both were asked: the
 		// two input_required results go out before either retry.
 		var asked sync.WaitGroup
 		asked.Add(clients)
 		gate := func() { asked.Done(); asked.Wait() }
-		var wg sync.WaitGroup
-		for i := range clients {
-			wg.Go(func() {
-				uc := newURLClient()
-				cs, err := uc.gatedClient(gate).Connect(ctx, transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				defer cs.Close()
-				errs[i] = uc.payScript(&got[i], &ids[i])(ctx, cs)
-			})
-		}
-		wg.Wait()
-		for _, f := range stop {
-			f()
-		}
-		cancel()
-		for i := range clients {
-			if errs[i] != nil {
-				t.Fatalf("HTTP %v, client %d: %v", overHTTP, i, errs[i])
+		replayConcurrently(t, c, overHTTP, clients, func(ctx context.Context, i int, tr mcp.Transport) error {
+			uc := newURLClient()
+			cs, err := uc.gatedClient(gate).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				return err
 			}
-			if d := cmp.Diff(live, got[i]); d != "" {
-				t.Errorf("HTTP %v, client %d (-live +replay):\n%s", overHTTP, i, d)
+			defer cs.Close()
+			return uc.payScript(&got[i], &ids[i])(ctx, cs)
+		})
+		checkFresh(t, overHTTP, live, got, []string{recorded}, ids)
+	}
+}
+
+// A -32042 (URL elicitation required) of a real go-sdk server recorded in
+// 2026-07-28 (which no longer defines the code, but the go-sdk still
+// sends it) replays to two concurrent go-sdk clients, over stdio and
+// Streamable HTTP, each with an elicitationId of its own (in its url too).
+func TestURLElicitationRequiredInputRequiredEra(t *testing.T) {
+	const version = "2026-07-28"
+	fetch := func(out, id *string) func(context.Context, *mcp.ClientSession) error {
+		return func(ctx context.Context, cs *mcp.ClientSession) error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch"})
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) {
+				return fmt.Errorf("fetch: %v, want -32042", err)
 			}
-			if ids[i] == recorded {
-				t.Errorf("HTTP %v, client %d: handed the recorded elicitationId %s", overHTTP, i, recorded)
+			var data struct {
+				Elicitations []*mcp.ElicitParams `json:"elicitations"`
 			}
+			if json.Unmarshal(rpcErr.Data, &data); len(data.Elicitations) != 1 {
+				return fmt.Errorf("fetch: %s", rpcErr.Data)
+			}
+			el := data.Elicitations[0]
+			*id = el.ElicitationID
+			*out = fmt.Sprintf("fetch error %d: %s, url has its id %v", rpcErr.Code, el.Mode, strings.HasSuffix(el.URL, "="+el.ElicitationID))
+			return nil
 		}
-		if ids[0] == ids[1] {
-			t.Errorf("HTTP %v: both clients were handed elicitationId %s", overHTTP, ids[0])
+	}
+	var live, recorded string
+	c := recordGoSDK(t, urlServer(), newURLClient().client(), version, fetch(&live, &recorded))
+	if live != "fetch error -32042: url, url has its id true" {
+		t.Fatalf("live: %q", live)
+	}
+	for _, overHTTP := range []bool{false, true} {
+		got, ids := make([]string, 2), make([]string, 2)
+		replayConcurrently(t, c, overHTTP, 2, func(ctx context.Context, i int, tr mcp.Transport) error {
+			cs, err := newURLClient().client().Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			return fetch(&got[i], &ids[i])(ctx, cs)
+		})
+		checkFresh(t, overHTTP, live, got, []string{recorded}, ids)
+	}
+}
+
+// checkFresh checks that each client saw what the live client saw, and
+// was handed elicitationIds of its own: none recorded, none another's.
+func checkFresh(t *testing.T, overHTTP bool, live string, got, recorded, ids []string) {
+	t.Helper()
+	for i := range got {
+		if d := cmp.Diff(live, got[i]); d != "" {
+			t.Errorf("HTTP %v, client %d (-live +replay):\n%s", overHTTP, i, d)
+		}
+	}
+	seen := map[string]bool{}
+	for _, id := range recorded {
+		seen[id] = true
+	}
+	for i, id := range ids {
+		if seen[id] {
+			t.Errorf("HTTP %v, client %d: handed elicitationId %s, recorded or another client's (recorded %q, handed %q)", overHTTP, i, id, recorded, ids)
+		}
+		seen[id] = true
+	}
+}
+
+// replayConcurrently replays c to n clients at once, over stdio (a stream
+// each, one Engine) or Streamable HTTP (one handler): run connects client
+// i with tr. It fails t if a run fails.
+func replayConcurrently(t *testing.T, c *cassettes.Cassette, overHTTP bool, n int, run func(ctx context.Context, i int, tr mcp.Transport) error) {
+	t.Helper()
+	e, err := replayer.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var stop []func()
+	transport := func() mcp.Transport {
+		clientR, clientW, serverR, serverW := pipePair()
+		done := make(chan struct{})
+		go func() {
+			e.Serve(ctx, serverR, serverW)
+			serverW.Close()
+			close(done)
+		}()
+		mu.Lock()
+		stop = append(stop, func() { clientW.Close(); <-done })
+		mu.Unlock()
+		return &mcp.IOTransport{Reader: clientR, Writer: clientW}
+	}
+	if overHTTP {
+		h := e.Handler(nil)
+		srv := httptest.NewServer(h)
+		stop = append(stop, srv.Close, func() { h.Close() })
+		transport = func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"} }
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = run(ctx, i, transport()) })
+	}
+	wg.Wait()
+	for _, f := range stop {
+		f()
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("HTTP %v, client %d: %v", overHTTP, i, err)
 		}
 	}
 }
