@@ -34,9 +34,13 @@ func (e *PosError) Error() string {
 
 func (e *PosError) Unwrap() error { return e.Err }
 
-// Load reads a cassette file. The messages of the cassette are kept as
-// parts of the file's bytes, so a large cassette is held in memory once.
+// Load reads a cassette file. The file is read in pieces and its messages
+// are copied out of it compacted, into a few large chunks: a large cassette
+// takes about the size of its messages in memory, not the size of the file.
 func Load(path string) (*Cassette, error) {
+	if c, err := loadFast(path); err == nil {
+		return c, nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load cassette: %w", err)
@@ -46,7 +50,26 @@ func Load(path string) (*Cassette, error) {
 
 // Parse decodes a cassette; name is used in errors. data is not changed.
 func Parse(name string, data []byte) (*Cassette, error) {
+	if c, err := fastLoad(nil, data, int64(len(data))); err == nil {
+		return c, nil
+	}
 	return parse(name, bytes.Clone(data))
+}
+
+// loadFast is the load of a well-formed file: read in pieces, in one pass,
+// the messages copied out of it compacted. Any error sends Load to the
+// slow path, which reads the whole file and reports where it went wrong.
+func loadFast(path string) (*Cassette, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	return fastLoad(f, nil, size)
 }
 
 // parse decodes data, which it owns (messages are compacted in place).
