@@ -359,6 +359,7 @@ func (e *IncrementalEncoder) fingerprint(in *Interaction) uint64 {
 	if in.HTTP != nil {
 		hp := in.HTTP
 		w(uint64(hp.Status), uint64(len(hp.EventIDs)), uint64(len(hp.RequestHeaders)), uint64(len(hp.ResponseHeaders)))
+		str(hp.URL)
 		str(hp.Form)
 		str(hp.Stream)
 		str(hp.Body)

@@ -309,6 +309,15 @@ func (rd *Redactor) interaction(in *Interaction) int {
 		before := n
 		h.RequestHeaders = rd.headerMap("http.requestHeaders", h.RequestHeaders, &n)
 		h.ResponseHeaders = rd.headerMap("http.responseHeaders", h.ResponseHeaders, &n)
+		if h.URL != "" {
+			// The recorder redacted secret-looking query parameters; the
+			// literal values and the patterns apply to the URL too.
+			rd.part = "http.url"
+			if u, k := rd.text(h.URL); k > 0 {
+				h.URL = u
+				n += k
+			}
+		}
 		rawBody := &h.Body
 		rawText("http.body", &rawBody)
 		h.Body = *rawBody

@@ -14,7 +14,7 @@ const secretCassette = `{
     {"from": "client", "atMs": 1.5,
      "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login", "arguments": {"user": "bob", "apiKey": "k-12345", "note": "uses Bearer abcdefghijklmnop"}}},
      "response": {"from": "server", "atMs": 2.5, "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "token sk-abcdefghijklmnopqrstuvwxyz0123 issued; progressToken stays"}], "accessToken": "zzz", "progressToken": "p1"}}},
-     "http": {"requestHeaders": {"X-Api-Key": "k-12345", "Content-Type": "application/json"}}},
+     "http": {"url": "/mcp?tenant=my-literal-secret&x=1", "requestHeaders": {"X-Api-Key": "k-12345", "Content-Type": "application/json"}}},
     {"from": "client", "atMs": 3, "request": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "my-literal-secret here", "pin": 1234}}},
      "response": {"from": "server", "atMs": 4, "message": {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "my-literal-secret here"}]}}}}
   ]
@@ -47,7 +47,7 @@ func TestRedact(t *testing.T) {
 			t.Errorf("the redacted cassette still holds %q:\n%s", secret, after)
 		}
 	}
-	for _, kept := range []string{`"progressToken": "p1"`, "region=eu", `"user": "bob"`, "issued; progressToken stays", `"Content-Type": "application/json"`} {
+	for _, kept := range []string{`"progressToken": "p1"`, "region=eu", `"user": "bob"`, "issued; progressToken stays", `"Content-Type": "application/json"`, "&x=1"} {
 		if !strings.Contains(string(after), kept) {
 			t.Errorf("the redacted cassette lost %q:\n%s", kept, after)
 		}
