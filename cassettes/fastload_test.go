@@ -65,6 +65,10 @@ func randomCassette(rng *rand.Rand, n int) *Cassette {
 				in.HTTP = &HTTP{URL: "/mcp", Status: 200, Form: "sse", EventIDs: []string{"1", "2"}, RequestHeaders: map[string]string{"Mcp-Session-Id": "s"}}
 			}
 		}
+		if rng.IntN(8) == 0 && in.Request != nil {
+			// Written by hand: normalize fills in the envelope.
+			in.Request = json.RawMessage(`{"method":"ping","params":{}}`)
+		}
 		if rng.IntN(8) == 0 {
 			in.Batch = 1 + rng.IntN(2)
 		}
@@ -169,8 +173,13 @@ func TestLoadReadsInPieces(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("Load and the whole-file decoder differ")
 	}
+	// Saved again, loaded and saved once more, it is the same file.
 	again, _ := Encode(got)
-	if !bytes.Equal(again, data) {
+	reloaded, err := Parse("again.json", again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third, _ := Encode(reloaded); !bytes.Equal(again, third) {
 		t.Fatal("a loaded cassette does not save byte for byte as it was")
 	}
 	// A stray byte near the end: the error names its line.
