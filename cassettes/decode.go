@@ -644,23 +644,32 @@ func (l *loader) interaction(in *Interaction, b []byte, i int) (int, bool) {
 		if !ok {
 			return e, false
 		}
-		var err error
-		switch string(key) {
-		case "from":
-			in.From, ok = fastDirection(v)
-		case "atMs":
-			in.AtMs, err = millis(v)
-		case "raw":
-			in.Raw, err = strPtr(v)
-		case "batch":
-			in.Batch, err = integer(v)
-		case "times":
+		if string(key) == "times" {
+			var err error
 			in.Times, err = integer(v)
-		default:
-			ok = false
+			return e, err == nil
 		}
-		return e, ok && err == nil
+		return e, head(key, v, &in.From, &in.AtMs, &in.Raw, &in.Batch)
 	})
+}
+
+// head decodes a scalar member that interactions and messages share:
+// "from", "atMs", "raw" and "batch"; false for any other or a bad value.
+func head(key, v []byte, from *Direction, at *Millis, raw **string, batch *int) bool {
+	ok, err := true, error(nil)
+	switch string(key) {
+	case "from":
+		*from, ok = fastDirection(v)
+	case "atMs":
+		*at, err = millis(v)
+	case "raw":
+		*raw, err = strPtr(v)
+	case "batch":
+		*batch, err = integer(v)
+	default:
+		ok = false
+	}
+	return ok && err == nil
 }
 
 // fastMessage decodes a Message at b[i].
@@ -676,20 +685,7 @@ func (l *loader) fastMessage(m *Message, b []byte, i, depth int) (int, bool) {
 		if !ok {
 			return e, false
 		}
-		var err error
-		switch string(key) {
-		case "from":
-			m.From, ok = fastDirection(v)
-		case "atMs":
-			m.AtMs, err = millis(v)
-		case "raw":
-			m.Raw, err = strPtr(v)
-		case "batch":
-			m.Batch, err = integer(v)
-		default:
-			ok = false
-		}
-		return e, ok && err == nil
+		return e, head(key, v, &m.From, &m.AtMs, &m.Raw, &m.Batch)
 	})
 }
 
