@@ -443,23 +443,25 @@ func (l *loader) interactions(c *Cassette) error {
 		if len(c.Interactions) == 64 && l.size > 0 {
 			c.Interactions = reserve(c.Interactions, int(l.size-start), int(l.base+int64(l.pos)-start))
 		}
-		var in Interaction
+		// Decoded in its place in the slice: a variable would be moved
+		// to the heap, one allocation per interaction.
+		c.Interactions = append(c.Interactions, Interaction{})
+		in := &c.Interactions[len(c.Interactions)-1]
 		arena := l.arena
 		err := l.value(func(b []byte, i int) (int, bool) {
-			in = Interaction{}
+			*in = Interaction{}
 			l.arena = arena // a retry writes its messages again
-			return l.interaction(&in, b, i)
+			return l.interaction(in, b, i)
 		})
 		if err != nil {
 			return err
 		}
-		if !normalized(&in) {
+		if !normalized(in) {
 			in.normalize()
 		}
 		if in.validate() != nil {
 			return errSlow
 		}
-		c.Interactions = append(c.Interactions, in)
 		more, err := l.next(']')
 		if err != nil || !more {
 			return err
