@@ -40,18 +40,9 @@ func AppendCompact(dst, b []byte, i, depth int) ([]byte, int, bool) {
 			if dst, i, ok = AppendCompact(dst, b, skipSpace(b, i+1), depth+1); !ok {
 				return dst, i, false
 			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return dst, i, false
-			}
-			switch b[i] {
-			case ',':
-				dst = append(dst, ',')
-				i = skipSpace(b, i+1)
-			case '}':
-				return append(dst, '}'), i + 1, true
-			default:
-				return dst, i, false
+			var closed bool
+			if dst, i, closed, ok = appendNext(dst, b, i, '}'); !ok || closed {
+				return dst, i, ok
 			}
 		}
 	case c == '[':
@@ -65,18 +56,9 @@ func AppendCompact(dst, b []byte, i, depth int) ([]byte, int, bool) {
 			if dst, i, ok = AppendCompact(dst, b, i, depth+1); !ok {
 				return dst, i, false
 			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return dst, i, false
-			}
-			switch b[i] {
-			case ',':
-				dst = append(dst, ',')
-				i = skipSpace(b, i+1)
-			case ']':
-				return append(dst, ']'), i + 1, true
-			default:
-				return dst, i, false
+			var closed bool
+			if dst, i, closed, ok = appendNext(dst, b, i, ']'); !ok || closed {
+				return dst, i, ok
 			}
 		}
 	}
@@ -85,4 +67,20 @@ func AppendCompact(dst, b []byte, i, depth int) ([]byte, int, bool) {
 		dst = append(dst, b[i:e]...)
 	}
 	return dst, e, ok
+}
+
+// appendNext reads what follows a member or an element after white space:
+// a comma (appended, and the white space after it skipped) or the closing
+// bracket (appended; closed is true).
+func appendNext(dst, b []byte, i int, closing byte) (_ []byte, _ int, closed, ok bool) {
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return dst, i, false, false
+	case b[i] == ',':
+		return append(dst, ','), skipSpace(b, i+1), false, true
+	case b[i] == closing:
+		return append(dst, closing), i + 1, true, true
+	}
+	return dst, i, false, false
 }
