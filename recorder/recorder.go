@@ -268,7 +268,10 @@ func (r *Recorder) saver() {
 		// keep a core and the disk busy rewriting the file. A save copies
 		// the file so far (in the kernel) and grows with it: the pause is
 		// also a multiple of what the last save took, so that saving takes
-		// a small share of the time however long the recording.
+		// a small share of the time however long the recording. (Longer
+		// pauses, up to the one-second promise, were tried: larger bursts
+		// of encoding at each save slowed the forwarding more than fewer
+		// saves spared.)
 		pause := time.NewTimer(max(minSaveInterval, saveCostFactor*time.Since(start)))
 		select {
 		case <-pause.C:
@@ -351,14 +354,10 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	// What could not be spilled (a full disk) stays in memory, written
 	// from there, until a later save spills it.
 	var spillErr error
-	for len(r.unspilled) > 0 && spillErr == nil {
-		if spillErr = r.spill.add(r.unspilled[0]); spillErr == nil {
-			r.unspilled[0] = nil
-			r.unspilled = r.unspilled[1:]
+	if len(r.unspilled) > 0 {
+		if spillErr = r.spill.add(r.unspilled); spillErr == nil {
+			r.unspilled = nil
 		}
-	}
-	if len(r.unspilled) == 0 {
-		r.unspilled = nil
 	}
 	for i := range r.parts {
 		if i < base {

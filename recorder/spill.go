@@ -47,13 +47,16 @@ func newSpill(path string) (*spill, error) {
 	return s, nil
 }
 
-// add appends the encoding of the next interaction (after its comma).
-func (s *spill) add(data []byte) error {
+// add appends the encodings of the next interactions (each after its
+// comma) in one write; on an error none of them is in the spill, and the
+// next add writes over whatever part of them got there.
+func (s *spill) add(parts [][]byte) error {
+	data := slices.Concat(parts...)
 	if _, err := s.f.WriteAt(data, s.size); err != nil {
 		return err
 	}
 	s.size += int64(len(data))
-	s.n++
+	s.n += len(parts)
 	return nil
 }
 
