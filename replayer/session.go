@@ -94,6 +94,20 @@ type Plan struct {
 	paced bool // the exchange is spaced by the recorded pacing
 }
 
+// planOfOne is a plan with room for one step in the same allocation: most
+// answers are one message.
+type planOfOne struct {
+	plan Plan
+	step [1]Step
+}
+
+// newPlan returns an empty plan for the recorded interaction at pos.
+func newPlan(pos int) *Plan {
+	p := &planOfOne{plan: Plan{Interaction: pos}}
+	p.plan.Steps = p.step[:0]
+	return &p.plan
+}
+
 // Session is one client's replay state: which recorded interactions it has
 // used, the server-to-client requests it awaits replies to. Its methods are
 // safe for concurrent use.
@@ -253,7 +267,7 @@ func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 // pos, 0 for one from elsewhere): its exchange with live ids and tokens,
 // then its response under the live id.
 func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int) *Plan {
-	plan := &Plan{Interaction: pos}
+	plan := newPlan(pos)
 	token := progressToken(msg.Params)
 	// With a latency factor, the exchange keeps its recorded pacing
 	// (scaled): each message waits for its recorded offset.
