@@ -28,6 +28,7 @@ type spill struct {
 	// (interactions 0 to n-1).
 	size int64
 	n    int
+	buf  []byte // gathers the writes of add
 	// removed says the file was unlinked when it was created (not where
 	// the system refuses to remove an open file); close removes it then.
 	removed bool
@@ -48,17 +49,48 @@ func newSpill(path string) (*spill, error) {
 }
 
 // add appends the encodings of the next interactions (each after its
-// comma) in one write; on an error none of them is in the spill, and the
-// next add writes over whatever part of them got there.
+// comma), gathered into writes of up to spillChunk bytes; on an error none
+// of them is in the spill, and the next add writes over whatever part of
+// them got there.
 func (s *spill) add(parts [][]byte) error {
-	data := slices.Concat(parts...)
-	if _, err := s.f.WriteAt(data, s.size); err != nil {
+	if s.buf == nil {
+		s.buf = make([]byte, 0, spillChunk)
+	}
+	at := s.size
+	flush := func() error {
+		if len(s.buf) == 0 {
+			return nil
+		}
+		_, err := s.f.WriteAt(s.buf, at)
+		at += int64(len(s.buf))
+		s.buf = s.buf[:0]
 		return err
 	}
-	s.size += int64(len(data))
+	for _, p := range parts {
+		if len(s.buf)+len(p) > cap(s.buf) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(p) > cap(s.buf) {
+			if _, err := s.f.WriteAt(p, at); err != nil {
+				return err
+			}
+			at += int64(len(p))
+			continue
+		}
+		s.buf = append(s.buf, p...)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	s.size = at
 	s.n += len(parts)
 	return nil
 }
+
+// spillChunk is the size of the spill's write buffer.
+const spillChunk = 64 << 10
 
 // writeFile writes a cassette file: head (which ends with the bracket that
 // opens "interactions"), the spilled interactions, the parts that follow
