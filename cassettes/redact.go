@@ -144,9 +144,13 @@ func (c *Cassette) Secrets(rules *RedactRules) []Secret {
 // message, so that a recording that saves a growing cassette again and again
 // redacts each message once.
 type Redactor struct {
-	rules    RedactRules
-	headers  map[string]bool
-	members  map[string]bool
+	rules   RedactRules
+	headers map[string]bool
+	members map[string]bool
+	// needles are folded texts of which every secret member name holds
+	// one (mayHoldSecretMember); fold is its scratch.
+	needles  []needle
+	fold     []byte
 	patterns []*pattern
 	values   []string
 	// cache maps a message's bytes (by address and length: recorded
@@ -181,6 +185,10 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 	}
 	for _, m := range rules.Members {
 		rd.members[memberKey(m)] = true
+		rd.needles = append(rd.needles, needle{anchor: []byte(memberKey(m))})
+	}
+	if rules.SecretLikeNames {
+		rd.needles = append(rd.needles, secretLikeNeedles...)
 	}
 	for _, p := range rules.Patterns {
 		re, err := compilePattern(p)
@@ -459,6 +467,68 @@ func memberKey(name string) string {
 	return b.String()
 }
 
+// A needle is found in a text that holds its anchor and, if it has any,
+// one of its texts (each of which holds the anchor).
+type needle struct {
+	anchor []byte
+	any    [][]byte
+}
+
+// secretLikeNeedles: every name that secretLikeMember accepts holds one
+// of these (MCP's progressToken holds none).
+var secretLikeNeedles = []needle{
+	{anchor: []byte("key"), any: [][]byte{[]byte("apikey"), []byte("privatekey"), []byte("accesskeyid"), []byte("secretkey")}},
+	{anchor: []byte("token"), any: [][]byte{[]byte("accesstoken"), []byte("refreshtoken"), []byte("idtoken"), []byte("authtoken"), []byte("bearertoken"), []byte("sessiontoken")}},
+	{anchor: []byte("secret")},
+	{anchor: []byte("passw")},
+	{anchor: []byte("authorization")},
+	{anchor: []byte("cookie")},
+}
+
+// mayHoldSecretMember reports whether raw may hold a member whose name is
+// a secret's: whether raw, folded as memberKey folds a name, holds one of
+// the needles. It answers yes when it cannot tell cheaply (escapes, the
+// two letters outside ASCII that lower to ASCII ones, a large message).
+func (rd *Redactor) mayHoldSecretMember(raw []byte) bool {
+	if len(rd.needles) == 0 {
+		return false
+	}
+	if len(raw) > 64<<10 || bytes.Contains(raw, kelvinSign) || bytes.Contains(raw, dottedCapitalI) {
+		return true
+	}
+	folded := rd.fold[:0]
+	for _, c := range raw {
+		switch {
+		case c == '\\':
+			return true
+		case c == '-' || c == '_':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		folded = append(folded, c)
+	}
+	rd.fold = folded
+	for _, n := range rd.needles {
+		if !bytes.Contains(folded, n.anchor) {
+			continue
+		}
+		if len(n.any) == 0 {
+			return true
+		}
+		for _, t := range n.any {
+			if bytes.Contains(folded, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kelvinSign (U+212A) and dottedCapitalI (U+0130) are the letters outside
+// ASCII that strings.ToLower turns into ASCII ones ("k" and "i").
+var kelvinSign, dottedCapitalI = []byte("\u212a"), []byte("\u0130")
+
 // secretLikeMember reports folded member names that hold credentials. MCP's
 // own members (progressToken, cursor, sessionId...) are not among them.
 func secretLikeMember(k string) bool {
@@ -469,7 +539,7 @@ func secretLikeMember(k string) bool {
 		return true
 	}
 	return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "password") || strings.HasSuffix(k, "secret") ||
-		strings.HasSuffix(k, "accesstoken")
+		strings.HasSuffix(k, "accesstoken") || strings.HasSuffix(k, "secretaccesskey") || strings.HasSuffix(k, "privatekey")
 }
 
 // edit replaces data[start:end] by repl.
@@ -527,13 +597,22 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 	// no string does, and only the member names are looked at.
 	// (A large message is scanned string by string only.)
 	texts := rd.find != nil || len(raw) > 64<<10 || bytes.IndexByte(raw, '\\') >= 0 || rd.mayHoldText(unsafeString(raw))
+	// Likewise for member names: most messages hold none that can be a
+	// secret's, and then need no walk at all.
+	members := rd.mayHoldSecretMember(raw)
+	if !texts && !members && len(edits) == 0 {
+		if cached {
+			rd.cache[key] = raw
+		}
+		return raw, 0
+	}
 	where := func(path []string) string { return rd.part + " " + strings.Join(path, ".") }
 	walkStrings(raw, func(path []string, start, end int) {
 		if path[0] == "jsonrpc" || path[0] == "method" {
 			return
 		}
 		name := path[len(path)-1]
-		member := rd.secretMember(name)
+		member := members && rd.secretMember(name)
 		if !member && !texts {
 			return
 		}

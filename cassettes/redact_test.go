@@ -1,6 +1,7 @@
 package cassettes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,5 +108,29 @@ func TestRedactRulesCheck(t *testing.T) {
 	}
 	if err := (&RedactRules{Values: []string{""}}).Check(); err == nil {
 		t.Error("an empty value passes Check")
+	}
+}
+
+// TestRedactMemberNamesFolded checks the member names that are secrets'
+// however they are written (case, "-" and "_", the two letters outside
+// ASCII that lower to ASCII ones), next to names that are not, so that the
+// quick scan that lets most messages skip the walk never skips a secret.
+func TestRedactMemberNamesFolded(t *testing.T) {
+	rd, err := NewRedactor(DefaultRedactRules().Merge(&RedactRules{Members: []string{"My-Field"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []string{"apiKey", "API_Key", "x-api-key", "client_secret", "Pass_Word", "passwd", "ACCESS-token",
+		"api\u212aey", "\u0130d_token", "myfield", "MY_FIELD", "set-cookie", "Authorization", "aws_secret_access_key", "private-key", "ssh_private_key"}
+	kept := []string{"progressToken", "cursor", "tokenCount", "keyboard", "author", "monkey"}
+	for _, name := range append(secret, kept...) {
+		msg := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"` + name + `":"v4lue"}}`
+		in := Interaction{From: FromClient, Request: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+			Response: &Message{From: FromServer, Message: []byte(msg)}}
+		rd.RedactInteraction(&in)
+		redacted := !strings.Contains(string(in.Response.Message), "v4lue")
+		if want := !slices.Contains(kept, name); redacted != want {
+			t.Errorf("member %q: redacted %v, want %v: %s", name, redacted, want, in.Response.Message)
+		}
 	}
 }
