@@ -615,18 +615,13 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	if !useSSE {
 		responses := make([][]byte, len(calls))
 		aborted := make([]bool, len(calls))
-		var wg sync.WaitGroup
-		for i, c := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				aborted[i] = s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
-					responses[i] = msg
-					return nil
-				}, later)
-			}()
+		run := func(i int) {
+			aborted[i] = s.runHTTP(ctxs[i], calls[i].plan, start, func(msg []byte, _ bool) error {
+				responses[i] = msg
+				return nil
+			}, later)
 		}
-		wg.Wait()
+		eachCall(len(calls), run)
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
@@ -671,30 +666,66 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		return
 	}
 
-	sw := newSSEWriter(w, eventIDs)
+	// An answer that starts with a message sends the stream's headers
+	// with it; one that starts by waiting opens the stream first.
+	sw := openSSE(w, eventIDs, len(calls) > 1 || !startsWithSend(calls[0].plan))
 	send := func(msg []byte) error { return sw.event("message", msg) }
+	// The response ends the stream: when nothing comes after it, it goes
+	// with the end of the HTTP response.
+	sendLast := send
+	if len(calls) == 1 && endsWithResponse(calls[0].plan) {
+		sendLast = func(msg []byte) error { return sw.last("message", msg) }
+	}
 	if hs != nil && !hs.ephemeral && len(eventIDs) > 0 {
 		// A resumable stream (http_resume.go): it goes on when the
 		// client goes away.
 		detach()
 		var end func()
 		send, end = hs.resumablePOST(sw, eventIDs)
+		sendLast = send
 		defer end()
 	}
-	var wg sync.WaitGroup
 	var abortOnce sync.Once
-	for i, c := range calls {
+	eachCall(len(calls), func(i int) {
+		c := calls[i]
+		if s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, response bool) error {
+			if response {
+				return sendLast(msg)
+			}
+			return send(msg)
+		}, later) {
+			abortOnce.Do(func() { logAbort("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")") })
+		}
+	})
+}
+
+// eachCall runs run(0) to run(n-1) at the same time and waits for them:
+// the answers to the requests of a batch go on side by side. One request
+// (the common case) runs on the caller's goroutine.
+func eachCall(n int, run func(i int)) {
+	if n == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, _ bool) error {
-				return send(msg)
-			}, later) {
-				abortOnce.Do(func() { logAbort("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")") })
-			}
+			run(i)
 		}()
 	}
 	wg.Wait()
+}
+
+// endsWithResponse reports whether a plan's last step sends the response.
+func endsWithResponse(p *Plan) bool {
+	return len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Kind == StepSend && p.Steps[len(p.Steps)-1].Response
+}
+
+// startsWithSend reports whether a plan's first step sends a message.
+func startsWithSend(p *Plan) bool {
+	return len(p.Steps) > 0 && p.Steps[0].Kind == StepSend
 }
 
 // recordedHTTP returns how the interaction that answers a plan travelled

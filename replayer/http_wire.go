@@ -49,14 +49,23 @@ type sseWriter struct {
 	err error
 }
 
+// newSSEWriter starts an event stream and sends its headers at once.
 func newSSEWriter(w http.ResponseWriter, ids []string) *sseWriter {
+	return openSSE(w, ids, true)
+}
+
+// openSSE starts an event stream; without flush its headers go with the
+// first event, in one write (for an answer whose first event is ready).
+func openSSE(w http.ResponseWriter, ids []string, flush bool) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseWriter{w: w, rc: http.NewResponseController(w), ids: ids}
-	s.rc.Flush()
+	if flush {
+		s.rc.Flush()
+	}
 	return s
 }
 
@@ -71,7 +80,23 @@ func (s *sseWriter) event(name string, data []byte) error {
 	if len(s.ids) > 0 {
 		id, s.ids = s.ids[0], s.ids[1:]
 	}
-	return s.write(id, name, data)
+	return s.write(id, name, data, true)
+}
+
+// last writes the stream's last event without flushing it: the handler
+// returns next, and the server sends it with the end of the response, in
+// one write.
+func (s *sseWriter) last(name string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	id := ""
+	if len(s.ids) > 0 {
+		id, s.ids = s.ids[0], s.ids[1:]
+	}
+	return s.write(id, name, data, false)
 }
 
 // eventID writes one event with the given id.
@@ -81,11 +106,11 @@ func (s *sseWriter) eventID(id, name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	return s.write(id, name, data)
+	return s.write(id, name, data, true)
 }
 
-// write writes an event; s.mu is held.
-func (s *sseWriter) write(id, name string, data []byte) error {
+// write writes an event, and flushes it if flush; s.mu is held.
+func (s *sseWriter) write(id, name string, data []byte, flush bool) error {
 	var b bytes.Buffer
 	if id != "" {
 		b.WriteString("id: " + id + "\n")
@@ -103,7 +128,9 @@ func (s *sseWriter) write(id, name string, data []byte) error {
 		s.err = err
 		return err
 	}
-	s.err = s.rc.Flush()
+	if flush {
+		s.err = s.rc.Flush()
+	}
 	return s.err
 }
 
