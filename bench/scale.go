@@ -33,6 +33,18 @@ type scaleResult struct {
 	// a core.
 	LoadCPUMs    float64 `json:"loadCpuMs"`
 	PerCallCPUNs float64 `json:"perCallCpuNs"`
+	// FaultsPerCall are the page faults a call (minor: memory touched for
+	// the first time), which the heap's growth into new memory costs.
+	FaultsPerCall float64 `json:"faultsPerCall"`
+}
+
+// minorFaults is the process's count of minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // cpuTime is the process's CPU time so far.
@@ -98,7 +110,7 @@ func scaleChildMain(path string) error {
 			return fmt.Errorf("warm-up call %d missed: %s", i, p.Miss.Message())
 		}
 	}
-	t, tCPU := time.Now(), cpuTime()
+	t, tCPU, tFaults := time.Now(), cpuTime(), minorFaults()
 	for i := range calls {
 		p := s.Handle(msgs[i%len(msgs)])
 		if p.Miss != nil {
@@ -106,9 +118,10 @@ func scaleChildMain(path string) error {
 		}
 	}
 	perCall, perCallCPU := time.Since(t)/calls, (cpuTime()-tCPU)/calls
+	faults := float64(minorFaults()-tFaults) / calls
 	runtime.KeepAlive(eng)
 	res := scaleResult{Bytes: fi.Size(), LoadMs: float64(load.Microseconds()) / 1000, PerCallNs: float64(perCall.Nanoseconds()), PeakKiB: peakKiB(),
-		LoadCPUMs: float64(loadCPU.Microseconds()) / 1000, PerCallCPUNs: float64(perCallCPU.Nanoseconds())}
+		LoadCPUMs: float64(loadCPU.Microseconds()) / 1000, PerCallCPUNs: float64(perCallCPU.Nanoseconds()), FaultsPerCall: faults}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
@@ -184,8 +197,8 @@ func scale(dir string) error {
 	}
 	base := med(results, scaleSizes[0], func(r scaleResult) float64 { return r.PerCallNs })
 	baseCPU := med(results, scaleSizes[0], func(r scaleResult) float64 { return r.PerCallCPUNs })
-	fmt.Println("| cassette | file | load (bar ≤ 1 s) | load, CPU | per-call replay | per call vs 10 (bar ≤ 1.2) | per call vs 10, CPU | peak memory | with GOMEMLIMIT at the bar | bar: 2 × file + 30 MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| cassette | file | load (bar ≤ 1 s) | load, CPU | per-call replay | per call vs 10 (bar ≤ 1.2) | per call vs 10, CPU | page faults a call | peak memory | with GOMEMLIMIT at the bar | bar: 2 × file + 30 MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range scaleSizes {
 		size := results[n][0].Bytes
 		peak := med(results, n, func(r scaleResult) float64 { return float64(r.PeakKiB) }) * 1024
@@ -199,9 +212,9 @@ func scale(dir string) error {
 			}
 			return "met"
 		}
-		fmt.Printf("| %d interactions | %.1f MiB | %.0f ms | %.0f ms | %.1f µs | %.2f | %.2f | %.1f MiB %s | %.1f MiB %s | %.1f MiB |\n", n, float64(size)/(1<<20),
+		fmt.Printf("| %d interactions | %.1f MiB | %.0f ms | %.0f ms | %.1f µs | %.2f | %.2f | %.3f | %.1f MiB %s | %.1f MiB %s | %.1f MiB |\n", n, float64(size)/(1<<20),
 			med(results, n, func(r scaleResult) float64 { return r.LoadMs }), med(results, n, func(r scaleResult) float64 { return r.LoadCPUMs }),
-			perCall/1000, perCall/base, perCallCPU/baseCPU, peak/(1<<20), verdict(peak), peakLimited/(1<<20), verdict(peakLimited), limit/(1<<20))
+			perCall/1000, perCall/base, perCallCPU/baseCPU, med(results, n, func(r scaleResult) float64 { return r.FaultsPerCall }), peak/(1<<20), verdict(peak), peakLimited/(1<<20), verdict(peakLimited), limit/(1<<20))
 	}
 	fmt.Println()
 	return nil

@@ -12,37 +12,58 @@ import (
 
 // BenchmarkRecordCall is the whole cost of recording one tools/call round
 // trip of a go-sdk client and server (the messages of the stdio benchmark):
-// queueing both lines (at about the rate of the stdio benchmark), building the interaction, finishing and encoding it,
-// spilling it and its share of the saves, which come as they would in a
-// busy session. Close waits for the last of it. The figure is
-// cpu-ns/op, the process's CPU time a call; ns/op is mostly the pacing.
+// queueing both lines, building the interaction, finishing and encoding
+// it, spilling it and its share of the saves. The lines come at about the
+// rate of the stdio benchmark, so that saves come as often as in a busy
+// session; Close waits for the last of it. The figure is cpu-ns/op, the
+// process's CPU time a call, against the baseline of the same loop that
+// records nothing ("x-of-baseline" is recorded / baseline); ns/op is
+// mostly the pacing.
 func BenchmarkRecordCall(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "c.json")
-	rec, err := New(path, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := range b.N {
-		req := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i%64)
-		resp := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-server","version":"1"}},"content":[{"type":"text","text":"m%d"}],"resultType":"complete"}}`, i+1, i%64)
-		now := time.Now()
-		rec.Observe(cassettes.FromClient, req, now)
-		rec.Observe(cassettes.FromServer, resp, now)
-		if i%2 == 1 {
-			// About the rate of the stdio benchmark (1,000 to 2,000
-			// calls a second), so that the saves come as often as in a
-			// live session of this length.
-			time.Sleep(time.Millisecond)
+	var base float64
+	for _, record := range []bool{false, true} {
+		name := "baseline"
+		if record {
+			name = "record"
 		}
+		b.Run(name, func(b *testing.B) {
+			var rec *Recorder
+			if record {
+				var err error
+				if rec, err = New(filepath.Join(b.TempDir(), "c.json"), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := range b.N {
+				req := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i%64)
+				resp := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-server","version":"1"}},"content":[{"type":"text","text":"m%d"}],"resultType":"complete"}}`, i+1, i%64)
+				if rec != nil {
+					now := time.Now()
+					rec.Observe(cassettes.FromClient, req, now)
+					rec.Observe(cassettes.FromServer, resp, now)
+				}
+				if i%2 == 1 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if rec != nil {
+				if err := rec.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			cpu := float64(cpuTime()-cpu0) / float64(b.N)
+			b.ReportMetric(cpu, "cpu-ns/op")
+			if !record {
+				base = cpu
+			} else if base > 0 {
+				b.ReportMetric(cpu/base, "x-of-baseline")
+			}
+		})
 	}
-	if err := rec.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // cpuTime is the CPU time this process has used, user and system.
