@@ -39,6 +39,7 @@ func main() {
 	calls := flag.Int("calls", 2000, "calls per round")
 	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, http, scale, mcpmocktest); empty for all")
 	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
+	flag.IntVar(&scaleCalls, "scale-calls", scaleCalls, "calls through one session in each scale measurement")
 	flag.Parse()
 	if *scaleChild != "" {
 		if err := scaleChildMain(*scaleChild); err != nil {

@@ -18,6 +18,11 @@ import (
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
+// scaleCalls is how many calls the scale group times in each measurement
+// (-scale-calls): the first ones after the load, a collection and a
+// warm-up round.
+var scaleCalls = 20000
+
 // scaleSizes are the cassette sizes of the scale group.
 var scaleSizes = []int{10, 1000, 100000}
 
@@ -90,7 +95,7 @@ func scaleChildMain(path string) error {
 	load, loadCPU := time.Since(start), cpuTime()-startCPU
 	n := len(c.Interactions)
 	s := eng.NewSession()
-	const calls = 20000
+	calls := scaleCalls
 	msgs := make([]*jsonrpc.Message, 256)
 	for i := range msgs {
 		k := (i*7919)%n + 1
@@ -117,8 +122,8 @@ func scaleChildMain(path string) error {
 			return fmt.Errorf("call %d missed: %s", i, p.Miss.Message())
 		}
 	}
-	perCall, perCallCPU := time.Since(t)/calls, (cpuTime()-tCPU)/calls
-	faults := float64(minorFaults()-tFaults) / calls
+	perCall, perCallCPU := time.Since(t)/time.Duration(calls), (cpuTime()-tCPU)/time.Duration(calls)
+	faults := float64(minorFaults()-tFaults) / float64(calls)
 	runtime.KeepAlive(eng)
 	res := scaleResult{Bytes: fi.Size(), LoadMs: float64(load.Microseconds()) / 1000, PerCallNs: float64(perCall.Nanoseconds()), PeakKiB: peakKiB(),
 		LoadCPUMs: float64(loadCPU.Microseconds()) / 1000, PerCallCPUNs: float64(perCallCPU.Nanoseconds()), FaultsPerCall: faults}
@@ -158,7 +163,7 @@ func scale(dir string) error {
 	}
 	child := func(n int, env ...string) (scaleResult, error) {
 		var out bytes.Buffer
-		cmd := exec.Command(self, "-scale-child", paths[n])
+		cmd := exec.Command(self, "-scale-calls", strconv.Itoa(scaleCalls), "-scale-child", paths[n])
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		cmd.Env = append(os.Environ(), env...)
 		var r scaleResult
