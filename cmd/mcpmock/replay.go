@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -77,6 +78,9 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	eng, err := replayer.New(cas, opts)
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(c.cassette); err == nil {
+		limitMemory(fi.Size()) // replay_memory.go
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
