@@ -71,22 +71,18 @@ func openSSE(w http.ResponseWriter, ids []string, flush bool) *sseWriter {
 
 // event writes one event; data may hold newlines (each becomes a data line).
 func (s *sseWriter) event(name string, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	id := ""
-	if len(s.ids) > 0 {
-		id, s.ids = s.ids[0], s.ids[1:]
-	}
-	return s.write(id, name, data, true)
+	return s.next(name, data, true)
 }
 
 // last writes the stream's last event without flushing it: the handler
 // returns next, and the server sends it with the end of the response, in
 // one write.
 func (s *sseWriter) last(name string, data []byte) error {
+	return s.next(name, data, false)
+}
+
+// next writes an event with the next recorded event id, if any.
+func (s *sseWriter) next(name string, data []byte, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -96,7 +92,7 @@ func (s *sseWriter) last(name string, data []byte) error {
 	if len(s.ids) > 0 {
 		id, s.ids = s.ids[0], s.ids[1:]
 	}
-	return s.write(id, name, data, false)
+	return s.write(id, name, data, flush)
 }
 
 // eventID writes one event with the given id.
