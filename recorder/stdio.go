@@ -70,9 +70,9 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// The pipes to the child are in blocking mode, not under the
 	// runtime's poller (as cmd.StdinPipe and StdoutPipe would put them): a
 	// goroutine waiting for the server's next line is woken by the kernel
-	// in its read, with no poller in between. In interleaved runs of the
-	// stdio benchmark the tap then used about 4% less CPU a call, and its
-	// median latency came closer to the bare relay's.
+	// in its read, with no poller in between. In three of four
+	// interleaved A/B runs of the stdio benchmark the tap then used 2-7%
+	// less CPU a call, and its median latency came closer to the relay's.
 	stdinR, childIn, err := blockingPipe()
 	if err != nil {
 		return 0, fmt.Errorf("recorder: %w", err)
