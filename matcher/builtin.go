@@ -51,13 +51,16 @@ func (a all) Match(recorded, live Request) Result {
 // IndexKey is the key of the first matcher of the list that is a Keyer or
 // an Indexer: a match of all implies a match of it.
 func (a all) IndexKey(r Request) (string, bool) {
+	k, ok := a.appendIndexKey(nil, r)
+	return string(k), ok
+}
+
+func (a all) appendIndexKey(dst []byte, r Request) ([]byte, bool) {
 	for _, m := range a {
-		switch x := m.(type) {
-		case Indexer:
-			return x.IndexKey(r)
-		case Keyer:
-			return x.Key(r), true
+		switch m.(type) {
+		case Indexer, Keyer:
+			return AppendIndexKey(dst, m, r)
 		}
 	}
-	return "", false
+	return dst, false
 }

@@ -26,6 +26,33 @@ func canonicalKey(r Request) string {
 	return key
 }
 
+// appendCanonicalKey appends the default matcher's key of r to dst.
+func appendCanonicalKey(dst []byte, r Request) []byte {
+	sc := scratches.Get().(*scratch)
+	dst = sc.appendKey(dst, r)
+	scratches.Put(sc)
+	return dst
+}
+
+// plainInteger reports that raw, a JSON number, is an integer that
+// CanonicalNumber leaves as it is: no leading zero, no "-0", no fraction or
+// exponent, and short enough never to be written with one.
+func plainInteger(raw []byte) bool {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 40 || digits[0] == '0' && (len(digits) > 1 || len(raw) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // scratch is the working memory of canonical keys, reused: the key being
 // written, and a stack of the members of the objects being sorted.
 type scratch struct {
@@ -193,6 +220,9 @@ func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 		}
 		return appendString(dst, s), true
 	case c == '-' || c >= '0' && c <= '9':
+		if plainInteger(raw) {
+			return append(dst, raw...), true
+		}
 		return append(dst, CanonicalNumber(string(raw))...), true
 	}
 	return append(dst, raw...), true // true, false, null

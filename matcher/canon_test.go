@@ -40,6 +40,7 @@ func TestCanonicalKeyAgreesWithView(t *testing.T) {
 func FuzzCanonicalKey(f *testing.F) {
 	f.Add(`{"name":"a","arguments":{"x":1}}`, `{"arguments":{"x":1.0},"name":"a"}`, "tools/call")
 	f.Add(`{"_meta":{"a.b":1,"progressToken":2},"q":[1,{"z":null}]}`, `{"q":[1,{"z":null}],"_meta":{"a.b":1}}`, "x/y")
+	f.Add(`{"n":-0,"m":100,"k":-12}`, `{"n":0,"m":1e2,"k":-12.0}`, "x/y")
 	f.Fuzz(func(t *testing.T, a, b, method string) {
 		if !json.Valid([]byte(a)) || !json.Valid([]byte(b)) {
 			return

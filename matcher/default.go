@@ -72,6 +72,10 @@ func dropVolatileMeta(obj map[string]any) map[string]any {
 // Key returns the canonical form of what the default matcher compares.
 func (defaultMatcher) Key(r Request) string { return canonicalKey(r) }
 
+func (defaultMatcher) appendIndexKey(dst []byte, r Request) ([]byte, bool) {
+	return appendCanonicalKey(dst, r), true
+}
+
 func (m defaultMatcher) Match(recorded, live Request) Result {
 	if recorded.Method != live.Method {
 		return Result{Differences: []Difference{{Recorded: strconv.Quote(recorded.Method), Live: strconv.Quote(live.Method)}}}

@@ -41,15 +41,24 @@ type Request struct {
 // Tool returns the tool name of a tools/call request ("" for other methods or
 // when the params have no name).
 func (r Request) Tool() string {
-	if r.Method != "tools/call" || len(r.Params) == 0 {
-		return ""
-	}
-	raw, err := jsonrpc.Member(r.Params, "name")
-	if err != nil || raw == nil {
+	raw := r.toolRaw()
+	if raw == nil {
 		return ""
 	}
 	name, _ := jsonrpc.Unquote(raw)
 	return name
+}
+
+// toolRaw is the JSON string of a tools/call's name, nil for none.
+func (r Request) toolRaw() []byte {
+	if r.Method != "tools/call" || len(r.Params) == 0 {
+		return nil
+	}
+	raw, err := jsonrpc.Member(r.Params, "name")
+	if err != nil || len(raw) < 2 || raw[0] != '"' {
+		return nil
+	}
+	return raw
 }
 
 // Result is the outcome of one comparison.
@@ -138,6 +147,29 @@ func (f Func) Match(recorded, live Request) Result { return f(recorded, live) }
 // matches with a map instead of trying every recorded request.
 type Keyer interface {
 	Key(r Request) string
+}
+
+// AppendIndexKey appends to dst the key under which an engine files r for
+// m: IndexKey for an Indexer, Key for a Keyer. ok is false when m gives r no
+// key (an engine must then try r one by one). The built-in matchers write
+// the key straight into dst, so that a lookup with a reused buffer
+// allocates nothing.
+func AppendIndexKey(dst []byte, m Matcher, r Request) (key []byte, ok bool) {
+	switch x := m.(type) {
+	case keyAppender:
+		return x.appendIndexKey(dst, r)
+	case Indexer:
+		k, ok := x.IndexKey(r)
+		return append(dst, k...), ok
+	case Keyer:
+		return append(dst, x.Key(r)...), true
+	}
+	return dst, false
+}
+
+// keyAppender is AppendIndexKey for the built-in matchers.
+type keyAppender interface {
+	appendIndexKey(dst []byte, r Request) ([]byte, bool)
 }
 
 // KeyDecider is implemented by matchers whose index key, for some recorded

@@ -112,7 +112,14 @@ func compile(c *Config) *compiled {
 
 func (r *rules) rulesFor(rec Request) *compiled {
 	if r.tools != nil {
-		if c, ok := r.tools[rec.Tool()]; ok {
+		raw := rec.toolRaw()
+		if raw != nil && bytes.IndexByte(raw, '\\') < 0 {
+			// No escapes: the name is the bytes between the quotes, looked
+			// up without a copy.
+			if c, ok := r.tools[string(raw[1:len(raw)-1])]; ok {
+				return c
+			}
+		} else if c, ok := r.tools[rec.Tool()]; ok {
 			return c
 		}
 	}
@@ -219,23 +226,24 @@ func (r *rules) ExactKey(req Request) string {
 
 // IndexKey keys a request with every path that a rule loosens taken out.
 func (r *rules) IndexKey(req Request) (string, bool) {
-	var key func(Request) (string, bool)
-	switch b := r.base.(type) {
-	case Indexer:
-		key = b.IndexKey
-	case Keyer:
-		key = func(q Request) (string, bool) { return b.Key(q), true }
+	k, ok := r.appendIndexKey(nil, req)
+	return string(k), ok
+}
+
+func (r *rules) appendIndexKey(dst []byte, req Request) ([]byte, bool) {
+	switch r.base.(type) {
+	case Indexer, Keyer:
 	default:
-		return "", false
+		return dst, false
 	}
 	c := r.rulesFor(req)
 	held := mayHavePlaceholders(req.Params)
 	if c.empty && !held {
-		return key(req)
+		return AppendIndexKey(dst, r.base, req)
 	}
 	t, ok := Decode(req.Params)
 	if !ok {
-		return key(req)
+		return AppendIndexKey(dst, r.base, req)
 	}
 	if held {
 		held = len(placeholders(t)) > 0
@@ -252,8 +260,8 @@ func (r *rules) IndexKey(req Request) (string, bool) {
 		t = update(t, p.segs, sortArray)
 	}
 	b, _ := json.Marshal(t)
-	k, ok := key(Request{Method: req.Method, Params: b})
-	return k, ok && !held
+	dst, ok = AppendIndexKey(dst, r.base, Request{Method: req.Method, Params: b})
+	return dst, ok && !held
 }
 
 func (p pathRule) describe() string {

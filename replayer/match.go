@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -26,17 +27,15 @@ type index struct {
 	matchers []matcher.Matcher // effective matchers, shared by equal configurations
 	byConfig map[string]int    // merged configuration (JSON) → matchers index
 	plain    int               // matchers index of the cassette's own configuration, -1 until needed
-	buckets  map[bucketID]*bucket
+	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	seed     maphash.Seed
 }
 
-// bucketID is a bucket's method and, for tools/call, tool name.
-type bucketID struct{ method, tool string }
-
+// bucket is the recorded requests of one method and, for tools/call, tool.
 type bucket struct {
-	keyers []int              // matchers (indexes) with keyed requests in this bucket
-	keyed  map[keyID]*keyList // requests by matcher and index key
-	loose  []int              // request positions tried one by one
+	keyers []int                       // matchers (indexes) with keyed requests in this bucket
+	keyed  map[int]map[string]*keyList // requests by matcher and index key
+	loose  []int                       // request positions tried one by one
 }
 
 // keyList is the recorded requests of one index key.
@@ -54,12 +53,6 @@ type keyList struct {
 	again int
 }
 
-// keyID is an index key under one effective matcher.
-type keyID struct {
-	matcher int
-	key     string
-}
-
 func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, error) {
 	if base == nil {
 		base = matcher.Default()
@@ -68,10 +61,36 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	if err != nil {
 		return nil, fmt.Errorf("replayer: the cassette's \"match\": %w", err)
 	}
-	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[bucketID]*bucket{}, seed: maphash.MakeSeed()}, nil
+	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[string]map[string]*bucket{}, seed: maphash.MakeSeed()}, nil
 }
 
-func bucketOf(r matcher.Request) bucketID { return bucketID{r.Method, r.Tool()} }
+// bucket returns live's bucket, nil for none. A tool name without escapes
+// is looked up without a copy.
+func (x *index) bucket(live matcher.Request) *bucket {
+	tools := x.buckets[live.Method]
+	if tools == nil || live.Method != "tools/call" {
+		return tools[""]
+	}
+	if raw, err := jsonrpc.Member(live.Params, "name"); err == nil && len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return tools[string(raw[1:len(raw)-1])]
+	}
+	return tools[live.Tool()]
+}
+
+// keyBufs are the buffers of live requests' index keys.
+var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// lookup returns the key list of live's index key under matcher mi in b.
+func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
+	buf := keyBufs.Get().(*[]byte)
+	key, _ := matcher.AppendIndexKey((*buf)[:0], x.matchers[mi], live)
+	l := b.keyed[mi][string(key)]
+	if cap(key) <= 64<<10 {
+		*buf = key
+		keyBufs.Put(buf)
+	}
+	return l
+}
 
 // add sets r's effective matcher and files r (whose pos is set).
 func (x *index) add(r *recorded) error {
@@ -80,19 +99,25 @@ func (x *index) add(r *recorded) error {
 		return err
 	}
 	r.m = x.matchers[mi]
-	bk := bucketOf(r.req)
-	b := x.buckets[bk]
-	if b == nil {
-		b = &bucket{keyed: map[keyID]*keyList{}}
-		x.buckets[bk] = b
+	tools := x.buckets[r.req.Method]
+	if tools == nil {
+		tools = map[string]*bucket{}
+		x.buckets[r.req.Method] = tools
 	}
-	key, ok := indexKey(r.m, r.req)
+	tool := r.req.Tool()
+	b := tools[tool]
+	if b == nil {
+		b = &bucket{keyed: map[int]map[string]*keyList{}}
+		tools[tool] = b
+	}
+	k, ok := matcher.AppendIndexKey(nil, r.m, r.req)
 	if !ok {
 		b.loose = append(b.loose, r.pos)
 		return nil
 	}
 	if !slices.Contains(b.keyers, mi) {
 		b.keyers = append(b.keyers, mi)
+		b.keyed[mi] = map[string]*keyList{}
 	}
 	switch d := r.m.(type) {
 	case matcher.Keyer:
@@ -105,11 +130,10 @@ func (x *index) add(r *recorded) error {
 			}
 		}
 	}
-	k := keyID{mi, key}
-	l := b.keyed[k]
+	l := b.keyed[mi][string(k)]
 	if l == nil {
 		l = &keyList{plain: true, again: -1}
-		b.keyed[k] = l
+		b.keyed[mi][string(k)] = l
 	}
 	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
 	if r.interaction.Times == 0 {
@@ -152,16 +176,6 @@ func (x *index) matcherFor(own json.RawMessage) (int, error) {
 	return mi, nil
 }
 
-func indexKey(m matcher.Matcher, r matcher.Request) (string, bool) {
-	switch x := m.(type) {
-	case matcher.Indexer:
-		return x.IndexKey(r)
-	case matcher.Keyer:
-		return x.Key(r), true
-	}
-	return "", false
-}
-
 // asksNothing reports that a recorded request's answer asks nothing of the
 // client: no server-to-client request while it was pending, no
 // input_required result (2026-07-28). Which of several such answers a
@@ -188,14 +202,12 @@ func (x *index) candidates(live matcher.Request) []int {
 // search is candidates; with wantPlain, when the candidates are one plain
 // key list (see keyList), it returns that list instead.
 func (x *index) search(live matcher.Request, wantPlain bool) ([]int, *keyList) {
-	b := x.buckets[bucketOf(live)]
+	b := x.bucket(live)
 	if b == nil {
 		return nil, nil
 	}
 	if len(b.loose) == 0 && len(b.keyers) == 1 {
-		mi := b.keyers[0]
-		key, _ := indexKey(x.matchers[mi], live)
-		l := b.keyed[keyID{mi, key}]
+		l := x.lookup(b, b.keyers[0], live)
 		switch {
 		case l == nil:
 			return nil, nil
@@ -206,8 +218,7 @@ func (x *index) search(live matcher.Request, wantPlain bool) ([]int, *keyList) {
 	}
 	out := slices.Clone(b.loose)
 	for _, mi := range b.keyers {
-		key, _ := indexKey(x.matchers[mi], live)
-		if l := b.keyed[keyID{mi, key}]; l != nil {
+		if l := x.lookup(b, mi, live); l != nil {
 			out = append(out, l.pos...)
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package replayer
+
+const raceEnabled = false
