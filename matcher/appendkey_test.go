@@ -66,7 +66,7 @@ func TestAppendIndexKeyAgrees(t *testing.T) {
 type userKeyer struct{}
 
 func (userKeyer) Match(a, b Request) Result { return Result{Match: a.Method == b.Method} }
-func (userKeyer) Key(r Request) string     { return fmt.Sprint(len(r.Params)) }
+func (userKeyer) Key(r Request) string      { return fmt.Sprint(len(r.Params)) }
 
 // TestAppendIndexKeyAllocates: with a reused buffer, keying a tools/call
 // under the default matcher, alone or under a configuration with no rule for

@@ -22,11 +22,11 @@ import (
 // can key them (matcher.Indexer, matcher.Keyer) are found through a map, the
 // others are tried one by one.
 type index struct {
-	base     matcher.Matcher   // Options.Matcher or matcher.Default()
-	cassette *matcher.Config   // the cassette's "match"
-	matchers []matcher.Matcher // effective matchers, shared by equal configurations
-	byConfig map[string]int    // merged configuration (JSON) → matchers index
-	plain    int               // matchers index of the cassette's own configuration, -1 until needed
+	base     matcher.Matcher               // Options.Matcher or matcher.Default()
+	cassette *matcher.Config               // the cassette's "match"
+	matchers []matcher.Matcher             // effective matchers, shared by equal configurations
+	byConfig map[string]int                // merged configuration (JSON) → matchers index
+	plain    int                           // matchers index of the cassette's own configuration, -1 until needed
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	seed     maphash.Seed
 }
