@@ -111,9 +111,11 @@ func scaleChildMain(path string) error {
 	// the calls), and the session is warmed up with a round of the calls.
 	runtime.GC()
 	for i := range msgs {
-		if p := s.Handle(msgs[i]); p.Miss != nil {
+		p := s.Handle(msgs[i])
+		if p.Miss != nil {
 			return fmt.Errorf("warm-up call %d missed: %s", i, p.Miss.Message())
 		}
+		p.Release()
 	}
 	t, tCPU, tFaults := time.Now(), cpuTime(), minorFaults()
 	for i := range calls {
@@ -121,6 +123,7 @@ func scaleChildMain(path string) error {
 		if p.Miss != nil {
 			return fmt.Errorf("call %d missed: %s", i, p.Miss.Message())
 		}
+		p.Release() // as the front ends do once a plan is sent
 	}
 	perCall, perCallCPU := time.Since(t)/time.Duration(calls), (cpuTime()-tCPU)/time.Duration(calls)
 	faults := float64(minorFaults()-tFaults) / float64(calls)

@@ -539,7 +539,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 			s.Deliver(m.msg)
 		case jsonrpc.KindNotification:
 			livelog.Message(h.e.opts.Logger, livelog.ToServer, m.msg, 0, "")
-			s.Handle(m.msg)
+			s.Handle(m.msg).Release()
 			if m.msg.Method == "notifications/cancelled" && hs != nil {
 				hs.cancel(m.msg)
 			}
@@ -549,6 +549,13 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 			calls = append(calls, call{m.msg, plan})
 		}
 	}
+	// Every plan is carried out before answer returns (a resumable stream
+	// whose client went away goes on here, detached from the request).
+	defer func() {
+		for _, c := range calls {
+			c.plan.Release()
+		}
+	}()
 	headers(w.Header())
 	if len(calls) == 0 {
 		w.WriteHeader(http.StatusAccepted)

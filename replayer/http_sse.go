@@ -71,7 +71,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			hs.s.Deliver(m.msg)
 		case jsonrpc.KindNotification:
 			livelog.Message(log, livelog.ToServer, m.msg, 0, "")
-			hs.s.Handle(m.msg)
+			hs.s.Handle(m.msg).Release()
 			if m.msg.Method == "notifications/cancelled" {
 				hs.cancel(m.msg)
 			}
@@ -91,6 +91,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 				defer cancel(nil)
 				push := func(msg []byte, _ bool) error { hs.push(msg); return nil }
 				hs.s.runHTTP(ctx, plan, start, push, hs.push)
+				plan.Release()
 			}()
 		}
 	}

@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -205,9 +206,11 @@ func BenchmarkReplayCall(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if p := s.Handle(msgs[i%distinct]); p.Miss != nil {
+					p := s.Handle(msgs[i%distinct])
+					if p.Miss != nil {
 						b.Fatal(p.Miss.Report())
 					}
+					p.Release()
 				}
 				perCall := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 				if n == 10 {
@@ -360,5 +363,35 @@ func BenchmarkReplayRepeats(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplayCallAllocates: a replayed tools/call whose plan is released
+// allocates one thing, the response with the live id. Garbage a call is
+// what slows a large cassette down (page faults on fresh memory; see
+// BenchmarkReplayCall and the README's Performance section).
+func TestReplayCallAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without -race")
+	}
+	e, err := New(weatherCassette(1000, ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city 7","units":"metric","timestamp":1767225607}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() {
+		p := s.Handle(msg)
+		if p.Miss != nil || p.Interaction != 8 || len(p.Steps) != 1 || !bytes.Contains(p.Steps[0].Message, []byte(`"weather 7"`)) {
+			t.Fatalf("plan %+v", p)
+		}
+		p.Release()
+	}
+	call()
+	if n := testing.AllocsPerRun(200, call); n > 1 {
+		t.Errorf("%.1f allocations a replayed call, want 1 (the response)", n)
 	}
 }

@@ -226,7 +226,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		return
 	case jsonrpc.KindNotification:
 		livelog.Message(log, livelog.ToServer, msg, 0, "")
-		c.s.Handle(msg)
+		c.s.Handle(msg).Release()
 		if msg.Method == "notifications/cancelled" {
 			c.cancel(msg)
 		}
@@ -259,6 +259,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			c.mu.Unlock()
 		}()
 		c.run(rctx, plan, start, respond, inBatch)
+		plan.Release()
 	}()
 }
 

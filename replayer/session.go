@@ -91,7 +91,8 @@ type Plan struct {
 	// Trickle, when positive, sends the answer at that many bytes a second.
 	Trickle int
 
-	paced bool // the exchange is spaced by the recorded pacing
+	paced bool       // the exchange is spaced by the recorded pacing
+	own   *planOfOne // the storage the plan came from, for Release
 }
 
 // planOfOne is a plan with room for one step in the same allocation: most
@@ -101,11 +102,29 @@ type planOfOne struct {
 	step [1]Step
 }
 
+// plans are released plans, for reuse: a replayed call then leaves almost
+// no garbage, which on a large cassette would land on memory the process
+// has never touched (page faults, see the README's Performance section).
+var plans = sync.Pool{New: func() any { return new(planOfOne) }}
+
 // newPlan returns an empty plan for the recorded interaction at pos.
 func newPlan(pos int) *Plan {
-	p := &planOfOne{plan: Plan{Interaction: pos}}
-	p.plan.Steps = p.step[:0]
+	p := plans.Get().(*planOfOne)
+	p.plan = Plan{Interaction: pos, Steps: p.step[:0], own: p}
 	return &p.plan
+}
+
+// Release hands the plan back for reuse: a front end calls it once it has
+// carried the plan out, and must not use the plan or its Steps after. The
+// messages of the steps are not reused; they stay the caller's. Releasing
+// is optional: a plan that is not released is collected as usual.
+func (p *Plan) Release() {
+	own := p.own
+	if own == nil || &own.plan != p {
+		return // not from newPlan, or a copy of such a plan
+	}
+	*own = planOfOne{}
+	plans.Put(own)
 }
 
 // Session is one client's replay state: which recorded interactions it has
@@ -353,7 +372,8 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 // recorded after r (and, with the first answer, those before any request).
 func (s *Session) followUps(r *recorded) []Step {
 	pos := r.pos
-	var keys []int
+	var room [2]int
+	keys := room[:0]
 	s.mu.Lock()
 	if !s.firstDone {
 		s.firstDone = true

@@ -61,6 +61,19 @@ func TestSetMemberKeepsBytes(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
+	for _, c := range []struct {
+		in   string
+		id   ID
+		want string
+	}{
+		{`{"id":1,"result":{}}`, "", `{"id":null,"result":{}}`},
+		{`{"result":{}}`, "7", `{"result":{},"id":7}`},
+		{`{"id":"x","error":{"code":1,"message":"m"}}`, "12", `{"id":12,"error":{"code":1,"message":"m"}}`},
+	} {
+		if out, err := WithID([]byte(c.in), c.id); err != nil || string(out) != c.want {
+			t.Errorf("WithID(%s, %q) = %s, %v; want %s", c.in, c.id, out, err, c.want)
+		}
+	}
 	out, err = SetMember([]byte(`{"params":{"progressToken":1,"progress":2}}`), []byte(`"tok"`), "params", "progressToken")
 	if err != nil || string(out) != `{"params":{"progressToken":"tok","progress":2}}` {
 		t.Errorf("nested: %s, %v", out, err)

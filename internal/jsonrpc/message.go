@@ -410,5 +410,12 @@ func Request(id ID, method string, params json.RawMessage) []byte {
 // replaced by id (or added, when absent). The rest of the message keeps its
 // bytes.
 func WithID(raw json.RawMessage, id ID) (json.RawMessage, error) {
-	return replaceMember(raw, "id", id.Raw())
+	start, end, _, err := memberSpan(raw, "id")
+	if err != nil || start < 0 {
+		return replaceMember(raw, "id", id.Raw())
+	}
+	if id == "" {
+		return splice(raw, start, end, "null"), nil
+	}
+	return splice(raw, start, end, string(id)), nil // the id's text, not copied first
 }
