@@ -86,7 +86,7 @@ func run(rounds, calls int, only string) error {
 	fmt.Printf("mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
 	var rows []row
 	cassette := filepath.Join(dir, "recorded.json")
-	if want("stdio") || want("replay") {
+	if want("stdio") || want("replay") || want("scale") {
 		// Record the session the replay benchmark serves.
 		if _, err := stdioRun(append([]string{e.mcpmock, "record", "--quiet", "-c", cassette, "--"}, e.server), calls); err != nil {
 			return fmt.Errorf("record the replay cassette: %w", err)
@@ -128,6 +128,11 @@ func run(rounds, calls int, only string) error {
 		if err := scale(dir); err != nil {
 			return err
 		}
+		r, err := scaleServed(e, dir, cassette, rounds, calls)
+		if err != nil {
+			return err
+		}
+		printRows([]row{r})
 	}
 	if want("mcpmocktest") {
 		if err := mcpmocktestGroup(); err != nil {

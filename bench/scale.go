@@ -227,3 +227,47 @@ func scale(dir string) error {
 	fmt.Println()
 	return nil
 }
+
+// scaleServed times the same per-call question through the built binary, as
+// a client sees it: `mcpmock replay` over stdio with a go-sdk client, a
+// cassette holding the recorded session's handshake and first 64 calls
+// against the same cassette with distinct calls added up to 100,000
+// interactions. The row is calls/s, large / small: ≥ 0.83 is per-call time
+// within 1.2×.
+func scaleServed(e *env, dir, recorded string, rounds, calls int) (row, error) {
+	c, err := cassettes.Load(recorded)
+	if err != nil {
+		return row{}, err
+	}
+	seen := 0
+	for i, in := range c.Interactions {
+		if m, err := jsonrpc.Parse(in.Request); err == nil && m.Method == "tools/call" {
+			if seen++; seen == 64 {
+				c.Interactions = c.Interactions[:i+1]
+				break
+			}
+		}
+	}
+	small, large := filepath.Join(dir, "served-small.json"), filepath.Join(dir, "served-100k.json")
+	if err := cassettes.Save(small, c); err != nil {
+		return row{}, err
+	}
+	n := len(c.Interactions)
+	for i := n; i < 100000; i++ {
+		id := strconv.Itoa(100000 + i)
+		req := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"other-` + id + `"}}}`
+		resp := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"other-` + id + `"}]}}`
+		c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: json.RawMessage(req),
+			Response: &cassettes.Message{From: cassettes.FromServer, Message: json.RawMessage(resp)}})
+	}
+	if err := cassettes.Save(large, c); err != nil {
+		return row{}, err
+	}
+	res, err := interleave(rounds, calls,
+		[]string{e.mcpmock, "replay", "--quiet", "-c", small},
+		[]string{e.mcpmock, "replay", "--quiet", "-c", large})
+	if err != nil {
+		return row{}, err
+	}
+	return compare(fmt.Sprintf("stdio replay, per call: 100,000 interactions / %d", n), res[1], res[0], 1/1.2), nil
+}
