@@ -28,6 +28,7 @@ type index struct {
 	byConfig map[string]int                // merged configuration (JSON) → matchers index
 	plain    int                           // matchers index of the cassette's own configuration, -1 until needed
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
+	keyBuf   []byte                        // the key being filed (add)
 	seed     maphash.Seed
 }
 
@@ -110,7 +111,8 @@ func (x *index) add(r *recorded) error {
 		b = &bucket{keyed: map[int]map[string]*keyList{}}
 		tools[tool] = b
 	}
-	k, ok := matcher.AppendIndexKey(nil, r.m, r.req)
+	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
+	x.keyBuf = k
 	if !ok {
 		b.loose = append(b.loose, r.pos)
 		return nil
