@@ -115,7 +115,7 @@ func scaleChildMain(path string) error {
 		if p.Miss != nil {
 			return fmt.Errorf("warm-up call %d missed: %s", i, p.Miss.Message())
 		}
-		p.Release()
+		p.ReleaseAll()
 	}
 	t, tCPU, tFaults := time.Now(), cpuTime(), minorFaults()
 	for i := range calls {
@@ -123,7 +123,7 @@ func scaleChildMain(path string) error {
 		if p.Miss != nil {
 			return fmt.Errorf("call %d missed: %s", i, p.Miss.Message())
 		}
-		p.Release() // as the front ends do once a plan is sent
+		p.ReleaseAll() // as the front ends do once a plan is sent
 	}
 	perCall, perCallCPU := time.Since(t)/time.Duration(calls), (cpuTime()-tCPU)/time.Duration(calls)
 	faults := float64(minorFaults()-tFaults) / float64(calls)

@@ -254,3 +254,37 @@ func TestCancelledRequestGetsNoAnswer(t *testing.T) {
 		t.Errorf("unexpected message after the cancel: %s", l)
 	}
 }
+
+// TestBatchAnswersKeepTheirResponses: the responses of a batch wait in the
+// batch answer while the other requests of the batch are answered; the
+// memory of a finished plan must not be handed on to the next (Plan.Release
+// rather than ReleaseAll).
+func TestBatchAnswersKeepTheirResponses(t *testing.T) {
+	const n = 30
+	var recorded, live []string
+	for i := range n {
+		tool := "t" + itoa(i)
+		recorded = append(recorded, call(i+1, tool, `{}`, text("answer of "+tool)))
+		live = append(live, matchCall(100+i, tool, `{}`))
+	}
+	w, _ := serveCassette(t, cassette(recorded...), nil)
+	for round := range 20 {
+		w.send("[" + strings.Join(live, ",") + "]")
+		var batch []struct {
+			ID     int `json:"id"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(<-w.lines), &batch); err != nil || len(batch) != n {
+			t.Fatalf("round %d: batch answer: %v, %d answers", round, err, len(batch))
+		}
+		for _, a := range batch {
+			want := "answer of t" + itoa(a.ID-100)
+			if len(a.Result.Content) != 1 || a.Result.Content[0].Text != want {
+				t.Fatalf("round %d: the answer to id %d is %+v, want %q", round, a.ID, a.Result, want)
+			}
+		}
+	}
+	w.close()
+}

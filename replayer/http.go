@@ -550,10 +550,17 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		}
 	}
 	// Every plan is carried out before answer returns (a resumable stream
-	// whose client went away goes on here, detached from the request).
+	// whose client went away goes on here, detached from the request). The
+	// messages were written or copied, unless a resumable stream keeps them
+	// for a client that comes back.
+	resumable := false
 	defer func() {
 		for _, c := range calls {
-			c.plan.Release()
+			if resumable {
+				c.plan.Release()
+			} else {
+				c.plan.ReleaseAll()
+			}
 		}
 	}()
 	headers(w.Header())
@@ -687,6 +694,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		// A resumable stream (http_resume.go): it goes on when the
 		// client goes away.
 		detach()
+		resumable = true
 		var end func()
 		send, end = hs.resumablePOST(sw, eventIDs)
 		sendLast = send

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -210,7 +209,7 @@ func BenchmarkReplayCall(b *testing.B) {
 					if p.Miss != nil {
 						b.Fatal(p.Miss.Report())
 					}
-					p.Release()
+					p.ReleaseAll()
 				}
 				perCall := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 				if n == 10 {
@@ -367,9 +366,10 @@ func BenchmarkReplayRepeats(b *testing.B) {
 }
 
 // TestReplayCallAllocates: a replayed tools/call whose plan is released
-// allocates one thing, the response with the live id. Garbage a call is
-// what slows a large cassette down (page faults on fresh memory; see
-// BenchmarkReplayCall and the README's Performance section).
+// with its messages allocates nothing, and one released without them
+// allocates its response alone. Garbage a call is what slows a large
+// cassette down (page faults on fresh memory; see the README's Performance
+// section).
 func TestReplayCallAllocates(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are checked without -race")
@@ -383,15 +383,35 @@ func TestReplayCallAllocates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func() {
-		p := s.Handle(msg)
-		if p.Miss != nil || p.Interaction != 8 || len(p.Steps) != 1 || !bytes.Contains(p.Steps[0].Message, []byte(`"weather 7"`)) {
-			t.Fatalf("plan %+v", p)
+	want := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"weather 7"}]}}`
+	for _, c := range []struct {
+		release func(*Plan)
+		allocs  float64
+	}{{(*Plan).ReleaseAll, 0}, {(*Plan).Release, 1}} {
+		var kept [][]byte
+		call := func() {
+			p := s.Handle(msg)
+			if p.Miss != nil || p.Interaction != 8 || len(p.Steps) != 1 || string(p.Steps[0].Message) != want {
+				t.Fatalf("plan %+v", p)
+			}
+			kept = append(kept[:0], p.Steps[0].Message)
+			c.release(p)
 		}
-		p.Release()
-	}
-	call()
-	if n := testing.AllocsPerRun(200, call); n > 1 {
-		t.Errorf("%.1f allocations a replayed call, want 1 (the response)", n)
+		call()
+		if n := testing.AllocsPerRun(200, call); n > c.allocs {
+			t.Errorf("%.1f allocations a replayed call, want %v", n, c.allocs)
+		}
+		if c.allocs > 0 {
+			// Released without its messages: the response stays the
+			// caller's, whatever the next call builds.
+			other, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":66,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city 8","units":"metric","timestamp":1767225608}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Handle(other).ReleaseAll()
+			if string(kept[0]) != want {
+				t.Errorf("a response kept after Release changed: %s", kept[0])
+			}
+		}
 	}
 }

@@ -96,8 +96,9 @@ type conn struct {
 	e *Engine
 	s *Session
 
-	outMu sync.Mutex // guards out
+	outMu sync.Mutex // guards out and line
 	out   io.Writer
+	line  []byte // the line being written, reused
 
 	mu       sync.Mutex // guards inflight
 	inflight map[jsonrpc.ID]context.CancelCauseFunc
@@ -118,8 +119,10 @@ func (c *conn) send(msg []byte) {
 func (c *conn) trickle(msg []byte, rate int) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
+	buf := append(append(c.line[:0], msg...), '\n')
+	if cap(buf) <= maxKeptResponse {
+		c.line = buf // an io.Writer keeps nothing of what it is given
+	}
 	if rate <= 0 {
 		c.out.Write(buf)
 		return
@@ -259,7 +262,11 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			c.mu.Unlock()
 		}()
 		c.run(rctx, plan, start, respond, inBatch)
-		plan.Release()
+		if inBatch {
+			plan.Release() // the batch answer holds the response
+		} else {
+			plan.ReleaseAll() // c.send copied every message it wrote
+		}
 	}()
 }
 

@@ -100,6 +100,9 @@ type Plan struct {
 type planOfOne struct {
 	plan Plan
 	step [1]Step
+	// msg is the memory of the plan's response, kept by ReleaseAll for
+	// the next plan (Plan.responseBuf).
+	msg []byte
 }
 
 // plans are released plans, for reuse: a replayed call then leaves almost
@@ -114,16 +117,55 @@ func newPlan(pos int) *Plan {
 	return &p.plan
 }
 
+// responseBuf returns memory to build the plan's response in: what a plan
+// released with ReleaseAll left, or nil. keepResponse records what was
+// built, so that ReleaseAll can hand it on.
+func (p *Plan) responseBuf() []byte {
+	if own := p.owned(); own != nil {
+		return own.msg[:0]
+	}
+	return nil
+}
+
+func (p *Plan) keepResponse(msg []byte) {
+	if own := p.owned(); own != nil {
+		own.msg = msg
+	}
+}
+
+// owned returns the plan's storage, nil for a plan not made by newPlan or
+// for a copy of one.
+func (p *Plan) owned() *planOfOne {
+	if p.own == nil || &p.own.plan != p {
+		return nil
+	}
+	return p.own
+}
+
+// maxKeptResponse is the largest response memory that ReleaseAll keeps.
+const maxKeptResponse = 64 << 10
+
 // Release hands the plan back for reuse: a front end calls it once it has
 // carried the plan out, and must not use the plan or its Steps after. The
-// messages of the steps are not reused; they stay the caller's. Releasing
-// is optional: a plan that is not released is collected as usual.
-func (p *Plan) Release() {
-	own := p.own
-	if own == nil || &own.plan != p {
-		return // not from newPlan, or a copy of such a plan
+// messages of the steps stay the caller's. Releasing is optional: a plan
+// that is not released is collected as usual.
+func (p *Plan) Release() { p.release(false) }
+
+// ReleaseAll is Release for a front end that keeps none of the plan's
+// messages either (it wrote or copied them): the memory of the response is
+// reused too, and a replayed call then allocates nothing of its own.
+func (p *Plan) ReleaseAll() { p.release(true) }
+
+func (p *Plan) release(messages bool) {
+	own := p.owned()
+	if own == nil {
+		return
 	}
-	*own = planOfOne{}
+	var msg []byte
+	if messages && cap(own.msg) <= maxKeptResponse {
+		msg = own.msg[:0]
+	}
+	*own = planOfOne{msg: msg}
 	plans.Put(own)
 }
 
@@ -355,8 +397,9 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 	}
 	if in.Response != nil && in.Response.Message != nil {
 		pace(in.Response.AtMs)
-		out, err := jsonrpc.WithID(in.Response.Message, msg.ID)
+		out, err := jsonrpc.AppendWithID(plan.responseBuf(), in.Response.Message, msg.ID)
 		if err == nil {
+			plan.keepResponse(out)
 			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out, Batch: in.Response.Batch})
 		}
 	} else {

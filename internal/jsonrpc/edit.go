@@ -53,15 +53,10 @@ func SetMember(raw json.RawMessage, value json.RawMessage, path ...string) (json
 	if err != nil {
 		return nil, fmt.Errorf("%s.%w", path[0], err)
 	}
-	return splice(raw, start, end, []byte(inner)), nil
-}
-
-// splice returns a copy of raw with raw[start:end] replaced by v.
-func splice[T string | []byte](raw []byte, start, end int, v T) []byte {
-	out := make([]byte, 0, len(raw)-(end-start)+len(v))
+	out := make([]byte, 0, len(raw)-(end-start)+len(inner))
 	out = append(out, raw[:start]...)
-	out = append(out, v...)
-	return append(out, raw[end:]...)
+	out = append(out, inner...)
+	return append(out, raw[end:]...), nil
 }
 
 // DeleteMember returns raw without the top-level member key (raw itself when

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -410,12 +411,26 @@ func Request(id ID, method string, params json.RawMessage) []byte {
 // replaced by id (or added, when absent). The rest of the message keeps its
 // bytes.
 func WithID(raw json.RawMessage, id ID) (json.RawMessage, error) {
+	return AppendWithID(nil, raw, id)
+}
+
+// AppendWithID appends WithID(raw, id) to dst: with room in dst, it
+// allocates nothing when raw has an "id" to replace.
+func AppendWithID(dst []byte, raw json.RawMessage, id ID) ([]byte, error) {
 	start, end, _, err := memberSpan(raw, "id")
 	if err != nil || start < 0 {
-		return replaceMember(raw, "id", id.Raw())
+		out, err := replaceMember(raw, "id", id.Raw())
+		if dst == nil {
+			return out, err
+		}
+		return append(dst, out...), err
 	}
+	text := string(id) // the id's text, not copied first
 	if id == "" {
-		return splice(raw, start, end, "null"), nil
+		text = "null"
 	}
-	return splice(raw, start, end, string(id)), nil // the id's text, not copied first
+	dst = slices.Grow(dst, len(raw)-(end-start)+len(text))
+	dst = append(dst, raw[:start]...)
+	dst = append(dst, text...)
+	return append(dst, raw[end:]...), nil
 }
