@@ -21,7 +21,10 @@ import (
 // scaleCalls is how many calls the scale group times in each measurement
 // (-scale-calls): the first ones after the load, a collection and a
 // warm-up round.
-var scaleCalls = 20000
+var scaleCalls = 200000
+
+// scaleRounds is how many times the scale group measures each size.
+const scaleRounds = 5
 
 // scaleSizes are the cassette sizes of the scale group.
 var scaleSizes = []int{10, 1000, 100000}
@@ -149,8 +152,9 @@ func peakKiB() int64 {
 	return 0
 }
 
-// scale runs the scale group: each size in its own process, three times,
-// interleaved; the table shows medians.
+// scale runs the scale group: each size in its own process, scaleRounds
+// times, interleaved; the table shows medians, and for the per-call
+// ratios the median of each round's ratio.
 func scale(dir string) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -183,7 +187,7 @@ func scale(dir string) error {
 	// heap before a collection, and a replay's live heap is about 1.7
 	// times the file.
 	results, limited := map[int][]scaleResult{}, map[int][]scaleResult{}
-	for range 3 {
+	for range scaleRounds {
 		for _, n := range scaleSizes {
 			r, err := child(n, "GOMEMLIMIT=")
 			if err != nil {
@@ -203,8 +207,15 @@ func scale(dir string) error {
 		}
 		return median(xs)
 	}
-	base := med(results, scaleSizes[0], func(r scaleResult) float64 { return r.PerCallNs })
-	baseCPU := med(results, scaleSizes[0], func(r scaleResult) float64 { return r.PerCallCPUNs })
+	// ratio is the median over rounds of a size's per-call figure over the
+	// 10-interaction one of the same round.
+	ratio := func(n int, f func(scaleResult) float64) float64 {
+		var xs []float64
+		for i, r := range results[n] {
+			xs = append(xs, f(r)/f(results[scaleSizes[0]][i]))
+		}
+		return median(xs)
+	}
 	fmt.Println("| cassette | file | load (bar ≤ 1 s) | load, CPU | per-call replay | per call vs 10 (bar ≤ 1.2) | per call vs 10, CPU | page faults a call | peak memory | with GOMEMLIMIT at the bar | bar: 2 × file + 30 MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range scaleSizes {
@@ -213,7 +224,6 @@ func scale(dir string) error {
 		peakLimited := med(limited, n, func(r scaleResult) float64 { return float64(r.PeakKiB) }) * 1024
 		limit := 2*float64(size) + 30*(1<<20)
 		perCall := med(results, n, func(r scaleResult) float64 { return r.PerCallNs })
-		perCallCPU := med(results, n, func(r scaleResult) float64 { return r.PerCallCPUNs })
 		verdict := func(p float64) string {
 			if p > limit {
 				return "NOT met"
@@ -222,7 +232,7 @@ func scale(dir string) error {
 		}
 		fmt.Printf("| %d interactions | %.1f MiB | %.0f ms | %.0f ms | %.1f µs | %.2f | %.2f | %.3f | %.1f MiB %s | %.1f MiB %s | %.1f MiB |\n", n, float64(size)/(1<<20),
 			med(results, n, func(r scaleResult) float64 { return r.LoadMs }), med(results, n, func(r scaleResult) float64 { return r.LoadCPUMs }),
-			perCall/1000, perCall/base, perCallCPU/baseCPU, med(results, n, func(r scaleResult) float64 { return r.FaultsPerCall }), peak/(1<<20), verdict(peak), peakLimited/(1<<20), verdict(peakLimited), limit/(1<<20))
+			perCall/1000, ratio(n, func(r scaleResult) float64 { return r.PerCallNs }), ratio(n, func(r scaleResult) float64 { return r.PerCallCPUNs }), med(results, n, func(r scaleResult) float64 { return r.FaultsPerCall }), peak/(1<<20), verdict(peak), peakLimited/(1<<20), verdict(peakLimited), limit/(1<<20))
 	}
 	fmt.Println()
 	return nil
