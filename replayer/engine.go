@@ -172,6 +172,14 @@ type recorded struct {
 	decides  bool
 	hasExact bool
 	exact    uint64
+	// times is interaction.Times, and response and responseBatch are the
+	// interaction's response and its Batch when it has no exchange (lone):
+	// a replayed call then reads what it needs from here and not from the
+	// cassette's structures, which on a large cassette lie far apart.
+	times         int
+	lone          bool
+	response      json.RawMessage
+	responseBatch int
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -229,6 +237,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			r := &slab[n]
 			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
 			r.mrtrState, r.mrtrRetry = mrtrState(msg.Params)
+			r.times = in.Times
+			if len(in.Exchange) == 0 && in.Response != nil && in.Response.Message != nil {
+				r.lone, r.response, r.responseBatch = true, in.Response.Message, in.Response.Batch
+			}
 			if err := e.index.add(r); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}

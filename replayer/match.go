@@ -52,6 +52,9 @@ type keyList struct {
 	// again is the index in pos of the last request with no "times", the
 	// one that answers again once all are used; -1 when there is none.
 	again int
+	// one holds pos while it has one request (most keys): a lookup then
+	// reads one object, not two.
+	one [1]int
 }
 
 func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, error) {
@@ -135,6 +138,7 @@ func (x *index) add(r *recorded) error {
 	l := b.keyed[mi][string(k)]
 	if l == nil {
 		l = &keyList{plain: true, again: -1}
+		l.pos = l.one[:0]
 		b.keyed[mi][string(k)] = l
 	}
 	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
@@ -286,7 +290,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 	defer s.mu.Unlock()
 	again := -1
 	for _, n := range matches {
-		used, times := s.used[n], e.requests[n].interaction.Times
+		used, times := s.used[n], e.requests[n].times
 		switch {
 		case times < 0, times > 0 && used < times, times == 0 && used == 0:
 			s.used[n]++
@@ -318,7 +322,7 @@ func (s *Session) chooseIn(l *keyList) *recorded {
 	i := s.cursors[l]
 	for ; i < len(l.pos); i++ {
 		n := l.pos[i]
-		used, times := s.used[n], e.requests[n].interaction.Times
+		used, times := s.used[n], e.requests[n].times
 		if times < 0 || times > 0 && used < times || times == 0 && used == 0 {
 			s.used[n]++
 			s.cursors[l] = i

@@ -319,9 +319,27 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 // live ids and tokens, the response under the live id, then the server
 // messages recorded after it that belong to no request.
 func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
-	plan := s.answerWith(msg, r.interaction, r.index+1)
+	var plan *Plan
+	if r.lone {
+		// The response alone: what answerWith does for an interaction
+		// without an exchange, from the copies in r.
+		plan = newPlan(r.index + 1)
+		plan.addResponse(msg.ID, r.response, r.responseBatch)
+	} else {
+		plan = s.answerWith(msg, r.interaction, r.index+1)
+	}
 	plan.Steps = append(plan.Steps, s.followUps(r)...)
 	return plan
+}
+
+// addResponse adds the recorded response under the live id, built in the
+// memory that ReleaseAll handed on.
+func (p *Plan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
+	out, err := jsonrpc.AppendWithID(p.responseBuf(), recorded, id)
+	if err == nil {
+		p.keepResponse(out)
+		p.Steps = append(p.Steps, Step{Kind: StepSend, Response: true, Message: out, Batch: batch})
+	}
 }
 
 // answerWith builds the answer of one interaction (at cassette position
@@ -397,11 +415,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 	}
 	if in.Response != nil && in.Response.Message != nil {
 		pace(in.Response.AtMs)
-		out, err := jsonrpc.AppendWithID(plan.responseBuf(), in.Response.Message, msg.ID)
-		if err == nil {
-			plan.keepResponse(out)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: out, Batch: in.Response.Batch})
-		}
+		plan.addResponse(msg.ID, in.Response.Message, in.Response.Batch)
 	} else {
 		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInternalError,
