@@ -187,16 +187,6 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	return status, nil
 }
 
-// blockingPipe returns a pipe whose ends are in blocking mode and closed
-// on exec.
-func blockingPipe() (r, w *os.File, err error) {
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
-	}
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
-}
-
 // startError says that the server could not start. It names the program
 // but gives away no secret of a NAME=VALUE written as for a shell.
 func startError(argv []string, err error) error {
