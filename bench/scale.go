@@ -10,11 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/rusage"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -48,20 +48,14 @@ type scaleResult struct {
 
 // minorFaults is the process's count of minor page faults so far.
 func minorFaults() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Minflt
+	u, _ := rusage.Self()
+	return u.MinorFaults
 }
 
 // cpuTime is the process's CPU time so far.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	u, _ := rusage.Self()
+	return u.CPU()
 }
 
 // syntheticCassette writes a cassette of n tools/call interactions with
