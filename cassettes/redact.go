@@ -147,10 +147,9 @@ type Redactor struct {
 	rules   RedactRules
 	headers map[string]bool
 	members map[string]bool
-	// needles are folded texts of which every secret member name holds
-	// one (mayHoldSecretMember); fold is its scratch.
-	needles  []needle
+	// fold is the scratch of secretMemberBytes, edits message's.
 	fold     []byte
+	edits    []edit
 	patterns []*pattern
 	values   []string
 	// cache maps a message's bytes (by address and length: recorded
@@ -185,10 +184,6 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 	}
 	for _, m := range rules.Members {
 		rd.members[memberKey(m)] = true
-		rd.needles = append(rd.needles, needle{anchor: []byte(memberKey(m))})
-	}
-	if rules.SecretLikeNames {
-		rd.needles = append(rd.needles, secretLikeNeedles...)
 	}
 	for _, p := range rules.Patterns {
 		re, err := compilePattern(p)
@@ -304,11 +299,13 @@ func (rd *Redactor) interaction(in *Interaction) int {
 		}
 	}
 	if in.Response != nil {
-		r := *in.Response
+		m, raw := in.Response.Message, in.Response.Raw
 		before := n
-		msg("response", &r.Message, false)
-		rawText("response.raw", &r.Raw)
+		msg("response", &m, false)
+		rawText("response.raw", &raw)
 		if n > before {
+			r := *in.Response // only a changed response is copied
+			r.Message, r.Raw = m, raw
 			in.Response = &r
 		}
 	}
@@ -467,67 +464,63 @@ func memberKey(name string) string {
 	return b.String()
 }
 
-// A needle is found in a text that holds its anchor and, if it has any,
-// one of its texts (each of which holds the anchor).
-type needle struct {
-	anchor []byte
-	any    [][]byte
-}
-
-// secretLikeNeedles: every name that secretLikeMember accepts holds one
-// of these (MCP's progressToken holds none).
-var secretLikeNeedles = []needle{
-	{anchor: []byte("key"), any: [][]byte{[]byte("apikey"), []byte("privatekey"), []byte("accesskeyid"), []byte("secretkey")}},
-	{anchor: []byte("token"), any: [][]byte{[]byte("accesstoken"), []byte("refreshtoken"), []byte("idtoken"), []byte("authtoken"), []byte("bearertoken"), []byte("sessiontoken")}},
-	{anchor: []byte("secret")},
-	{anchor: []byte("passw")},
-	{anchor: []byte("authorization")},
-	{anchor: []byte("cookie")},
-}
-
 // mayHoldSecretMember reports whether raw may hold a member whose name is
-// a secret's: whether raw, folded as memberKey folds a name, holds one of
-// the needles. It answers yes when it cannot tell cheaply (escapes, the
-// two letters outside ASCII that lower to ASCII ones, a large message).
+// a secret's: it looks at each member name (a string followed by a colon)
+// with the walk's own test, secretMember, and at nothing else. It answers
+// yes when it cannot tell cheaply: a string with an escape, a large
+// message, text that is not JSON.
 func (rd *Redactor) mayHoldSecretMember(raw []byte) bool {
-	if len(rd.needles) == 0 {
+	if len(rd.members) == 0 && !rd.rules.SecretLikeNames {
 		return false
 	}
-	if len(raw) > 64<<10 || bytes.Contains(raw, kelvinSign) || bytes.Contains(raw, dottedCapitalI) {
+	if len(raw) > 64<<10 {
 		return true
 	}
-	folded := rd.fold[:0]
-	for _, c := range raw {
-		switch {
-		case c == '\\':
+	// Outside strings JSON holds no quote, and a string without a
+	// backslash no quote either: the quotes pair up in order.
+	for i := 0; ; {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return false
+		}
+		start := i + q + 1
+		e := bytes.IndexByte(raw[start:], '"')
+		if e < 0 {
 			return true
+		}
+		end := start + e
+		name := raw[start:end]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return true
+		}
+		i = end + 1
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+		if i < len(raw) && raw[i] == ':' && rd.secretMemberBytes(name) {
+			return true
+		}
+	}
+}
+
+// secretMemberBytes is secretMember for a name in a message's bytes,
+// folded into the redactor's scratch instead of a new string.
+func (rd *Redactor) secretMemberBytes(name []byte) bool {
+	k := rd.fold[:0]
+	for _, c := range name {
+		switch {
+		case c >= 0x80:
+			return rd.secretMember(string(name)) // memberKey lowers it as Unicode
 		case c == '-' || c == '_':
 			continue
 		case c >= 'A' && c <= 'Z':
 			c += 'a' - 'A'
 		}
-		folded = append(folded, c)
+		k = append(k, c)
 	}
-	rd.fold = folded
-	for _, n := range rd.needles {
-		if !bytes.Contains(folded, n.anchor) {
-			continue
-		}
-		if len(n.any) == 0 {
-			return true
-		}
-		for _, t := range n.any {
-			if bytes.Contains(folded, t) {
-				return true
-			}
-		}
-	}
-	return false
+	rd.fold = k
+	return rd.members[string(k)] || (rd.rules.SecretLikeNames && secretLikeMember(unsafeString(k)))
 }
-
-// kelvinSign (U+212A) and dottedCapitalI (U+0130) are the letters outside
-// ASCII that strings.ToLower turns into ASCII ones ("k" and "i").
-var kelvinSign, dottedCapitalI = []byte("\u212a"), []byte("\u0130")
 
 // secretLikeMember reports folded member names that hold credentials. MCP's
 // own members (progressToken, cursor, sessionId...) are not among them.
@@ -561,14 +554,10 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			return out, 1
 		}
 	}
-	var edits []edit
-	whole := []byte(strconv.Quote(Redacted))
+	rd.edits = rd.edits[:0]
+	whole, anyValue := quotedRedacted, quotedRedacted
 	if request {
-		whole = []byte(strconv.Quote(RedactedPlaceholder))
-	}
-	anyValue := whole
-	if request {
-		anyValue = []byte(`"{{any}}"`)
+		whole, anyValue = quotedPlaceholder, quotedAny
 	}
 	for _, p := range rd.rules.Paths {
 		if p == "" {
@@ -581,14 +570,14 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		if len(res.Indexes) > 0 {
 			for i, r := range res.Array() {
 				if idx := res.Indexes[i]; idx > 0 && !isRedacted(r.Raw) {
-					edits = append(edits, edit{idx, idx + len(r.Raw), anyValue})
+					rd.edits = append(rd.edits, edit{idx, idx + len(r.Raw), anyValue})
 					rd.report(rd.part+" "+p, "path")
 				}
 			}
 			continue
 		}
 		if res.Index > 0 && !isRedacted(res.Raw) {
-			edits = append(edits, edit{res.Index, res.Index + len(res.Raw), anyValue})
+			rd.edits = append(rd.edits, edit{res.Index, res.Index + len(res.Raw), anyValue})
 			rd.report(rd.part+" "+p, "path")
 		}
 	}
@@ -600,7 +589,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 	// Likewise for member names: most messages hold none that can be a
 	// secret's, and then need no walk at all.
 	members := rd.mayHoldSecretMember(raw)
-	if !texts && !members && len(edits) == 0 {
+	if !texts && !members && len(rd.edits) == 0 {
 		if cached {
 			rd.cache[key] = raw
 		}
@@ -621,7 +610,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			return
 		}
 		if member && s != "" {
-			edits = append(edits, edit{start, end, whole})
+			rd.edits = append(rd.edits, edit{start, end, whole})
 			if rd.find != nil {
 				rd.report(where(path), "member name "+name)
 			}
@@ -640,22 +629,22 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			return
 		}
 		if request {
-			edits = append(edits, edit{start, end, whole})
+			rd.edits = append(rd.edits, edit{start, end, whole})
 			return
 		}
-		edits = append(edits, edit{start, end, quote(out)})
+		rd.edits = append(rd.edits, edit{start, end, quote(out)})
 	})
-	if len(edits) == 0 {
+	if len(rd.edits) == 0 {
 		if cached {
 			rd.cache[key] = raw
 		}
 		return raw, 0
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	sort.SliceStable(rd.edits, func(i, j int) bool { return rd.edits[i].start < rd.edits[j].start })
 	var b bytes.Buffer
 	b.Grow(len(raw))
 	last, n := 0, 0
-	for _, e := range edits {
+	for _, e := range rd.edits {
 		if e.start < last {
 			continue // inside a value already replaced
 		}
@@ -671,6 +660,14 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 	}
 	return out, n
 }
+
+// The replacements of a whole value, quoted: in a server's message, and
+// in a client's request, where a path's value becomes {{any}}.
+var (
+	quotedRedacted    = []byte(strconv.Quote(Redacted))
+	quotedPlaceholder = []byte(strconv.Quote(RedactedPlaceholder))
+	quotedAny         = []byte(`"{{any}}"`)
+)
 
 // mayHoldText reports whether s holds a literal value or a place where a
 // pattern can start.

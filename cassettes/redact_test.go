@@ -1,7 +1,10 @@
 package cassettes
 
 import (
+	"encoding/json"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,5 +135,120 @@ func TestRedactMemberNamesFolded(t *testing.T) {
 		if want := !slices.Contains(kept, name); redacted != want {
 			t.Errorf("member %q: redacted %v, want %v: %s", name, redacted, want, in.Response.Message)
 		}
+	}
+}
+
+// TestMayHoldSecretMemberLooksAtNames checks the quick scan that lets most
+// messages skip the walk: it answers yes for every secret member name,
+// however spaced or escaped, and no for a secret-like word that is only a
+// value.
+func TestMayHoldSecretMemberLooksAtNames(t *testing.T) {
+	rd, err := NewRedactor(DefaultRedactRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		raw  string
+		want bool
+	}{
+		{`{"apiKey":"x"}`, true},
+		{`{"a":{"b":[{"Client_Secret" : "x"}]}}`, true},
+		{"{\"pass\\u0077ord\":\"x\"}", true}, // an escape: cannot tell cheaply
+		{`{"note":"say \"hi\"","token":1}`, true},
+		{`{"type":"password","text":"apiKey: none"}`, false},
+		{`{"progressToken":1,"cursor":"c"}`, false},
+		{`{"api\u212aey":"x"}`, true},
+		{`not json "apikey"`, false},
+		{`{"apikey"`, false},
+		{`{"apikey":`, true},
+	} {
+		if got := rd.mayHoldSecretMember([]byte(c.raw)); got != c.want {
+			t.Errorf("mayHoldSecretMember(%s) = %v, want %v", c.raw, got, c.want)
+		}
+	}
+	none, err := NewRedactor(&RedactRules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.mayHoldSecretMember([]byte(`{"apiKey":"x"}`)) {
+		t.Error("a redactor with no member rules found a secret member")
+	}
+}
+
+// TestMayHoldSecretMemberNeverMissesOne generates messages with member
+// names written every which way (case, "-" and "_", white space around the
+// colon, nesting, secret-like words as values) and checks that whenever a
+// walk of the message would meet a secret member name, the quick scan said
+// the message may hold one.
+func TestMayHoldSecretMemberNeverMissesOne(t *testing.T) {
+	rd, err := NewRedactor(DefaultRedactRules().Merge(&RedactRules{Members: []string{"My-Field"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"apiKey", "api_key", "X-Api-Key", "clientSecret", "password", "Pass_Word", "accessToken",
+		"progressToken", "cursor", "myField", "MY-FIELD", "keyboard", "name", "text", "authorization", "Set-Cookie",
+		"tokenCount", "secret", "meta", "aws_secret_access_key"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		w := []byte(words[rnd.IntN(len(words))])
+		for i := range w {
+			if rnd.IntN(4) == 0 && w[i] >= 'a' && w[i] <= 'z' {
+				w[i] -= 'a' - 'A'
+			}
+		}
+		return string(w)
+	}
+	var value func(b *strings.Builder, depth int)
+	value = func(b *strings.Builder, depth int) {
+		switch k := rnd.IntN(4); {
+		case k == 0 || depth > 3:
+			b.WriteString(strconv.Quote(word()))
+		case k == 1:
+			b.WriteString("[")
+			for i := range rnd.IntN(3) {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				value(b, depth+1)
+			}
+			b.WriteString("]")
+		default:
+			b.WriteString("{")
+			for i := range rnd.IntN(4) {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(strconv.Quote(word()))
+				b.WriteString([]string{":", " :", ": ", "\n:\t"}[rnd.IntN(4)])
+				value(b, depth+1)
+			}
+			b.WriteString("}")
+		}
+	}
+	secrets := 0
+	for range 5000 {
+		var b strings.Builder
+		value(&b, 0)
+		raw := []byte(b.String())
+		if !json.Valid(raw) {
+			t.Fatalf("generated invalid JSON: %s", raw)
+		}
+		secret := false
+		walkStrings(raw, func(path []string, start, end int) {
+			for _, name := range path {
+				if rd.secretMember(name) {
+					secret = true
+				}
+			}
+		})
+		if secret && !rd.mayHoldSecretMember(raw) {
+			t.Fatalf("the quick scan missed a secret member in %s", raw)
+		}
+		if secret {
+			secrets++
+		}
+	}
+	if secrets < 500 {
+		t.Fatalf("only %d of 5000 messages held a secret member: the test checks too little", secrets)
 	}
 }
