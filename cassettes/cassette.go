@@ -194,6 +194,14 @@ type Millis float64
 
 // MarshalJSON writes the offset rounded to the microsecond.
 func (m Millis) MarshalJSON() ([]byte, error) {
+	return m.appendJSON(nil), nil
+}
+
+// appendJSON appends m as MarshalJSON writes it.
+func (m Millis) appendJSON(dst []byte) []byte {
+	if m == 0 {
+		return append(dst, '0')
+	}
 	v := math.Round(float64(m)*1000) / 1000
-	return strconv.AppendFloat(nil, v, 'f', -1, 64), nil
+	return strconv.AppendFloat(dst, v, 'f', -1, 64)
 }

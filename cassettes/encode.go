@@ -129,7 +129,14 @@ func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
 	if in.Response != nil {
 		size += 96 + len(in.Response.Message)
 	}
-	flat, err := appendFlat(make([]byte, 0, size), in)
+	buf := flatBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxFlatBuf {
+			flatBufs.Put(buf)
+		}
+	}()
+	flat, err := appendFlat(slices.Grow((*buf)[:0], size), in)
+	*buf = flat[:0]
 	if err != nil {
 		return dst, err
 	}
@@ -137,6 +144,13 @@ func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
 	dst = append(dst, "\n    "...)
 	return appendIndented(dst, flat, "    ", "  ")
 }
+
+// flatBufs hold the one-line forms that AppendInteraction indents, so that
+// encoding an interaction into a buffer with room allocates nothing; a
+// buffer larger than maxFlatBuf is left to the collector.
+var flatBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxFlatBuf = 64 << 10
 
 func appendInteractionJSON(dst []byte, in *Interaction) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
@@ -211,8 +225,7 @@ func appendRaw(dst []byte, member string, raw json.RawMessage) []byte {
 }
 
 func appendMillis(dst []byte, m Millis) []byte {
-	b, _ := m.MarshalJSON()
-	return append(dst, b...)
+	return m.appendJSON(dst)
 }
 
 // appendString appends s as encoding/json writes it without HTML escaping

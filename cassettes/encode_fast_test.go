@@ -92,6 +92,13 @@ func BenchmarkAppendInteraction(b *testing.B) {
 			AppendInteraction(nil, &in)
 		}
 	})
+	b.Run("direct-reused-buffer", func(b *testing.B) {
+		b.ReportAllocs()
+		var dst []byte
+		for b.Loop() {
+			dst, _ = AppendInteraction(dst[:0], &in)
+		}
+	})
 	b.Run("baseline-encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
