@@ -12,6 +12,7 @@
 package recorder
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -61,9 +62,17 @@ type Recorder struct {
 	closed bool
 	wake   chan struct{} // signals the builder (capacity 1)
 
-	mu    sync.Mutex // guards state, dirty and saveErr
+	mu    sync.Mutex // guards state, dirty, saveErr and the early encodings
 	state *builder
 	dirty bool
+	// early are the encodings the builder made of interactions as they
+	// completed, by index, while their bytes were still in the cache;
+	// earlyNext is the first index it has not looked at yet, earlyFinish
+	// its own finisher (a Finisher is not shared between goroutines).
+	early       map[int]part
+	earlyNext   int
+	earlyFinish *cassettes.Finisher
+	chunk       []byte // where the next early encoding goes
 	// saveErr is the last error of a save; Close reports it.
 	saveErr error
 
@@ -83,6 +92,9 @@ type Recorder struct {
 	// unspilled are encoded interactions that follow those in the spill
 	// and could not be written to it yet.
 	unspilled [][]byte
+	// arena holds the encodings of the interactions being spilled, most
+	// of unspilled's (write).
+	arena []byte
 	// info is the server's name and version from the spilled interaction
 	// infoAt (-1 for none).
 	info   *cassettes.ServerInfo
@@ -148,6 +160,10 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		return nil, err
 	}
 	r.finish = finish
+	if r.earlyFinish, err = cassettes.NewFinisher(&r.opts.Save); err != nil {
+		return nil, err
+	}
+	r.early = map[int]part{}
 	c := cassettes.New()
 	c.Meta = r.opts.Meta
 	if c.Meta.RecordedAt == "" {
@@ -198,6 +214,7 @@ func (r *Recorder) build() {
 					completed = true
 				}
 			}
+			r.encodeEarly()
 			r.dirty = true
 			r.mu.Unlock()
 			clear(batch)
@@ -232,6 +249,75 @@ func (r *Recorder) build() {
 			acks = append(acks, ch)
 		}
 	}
+}
+
+// encodeEarly encodes the interactions that completed since the last
+// batch, for the save that spills them: encoded now, while the messages
+// just built are in the cache, an interaction costs a fraction of what it
+// costs a save later, when its bytes have left the cache. A save uses an
+// encoding only if the interaction did not change since (its
+// fingerprint). Called by the builder with r.mu held.
+func (r *Recorder) encodeEarly() {
+	if r.path == "" {
+		return
+	}
+	b := r.state
+	end := b.base + len(b.c.Interactions)
+	from := max(r.earlyNext, b.base)
+	for i := from; i < end && i < from+maxEarly; i++ {
+		in := &b.c.Interactions[i-b.base]
+		if !complete(in) {
+			continue
+		}
+		if i == r.earlyNext {
+			r.earlyNext++
+		}
+		if _, ok := r.early[i]; ok {
+			continue
+		}
+		fp := cassettes.Fingerprint(r.seed, in)
+		fin := *in
+		r.earlyFinish.FinishInteraction(&fin)
+		// Encodings go one after another into chunks of memory, each
+		// left to the collector once the interactions in it are spilled.
+		if need := 256 + 3*interactionSize(&fin); cap(r.chunk)-len(r.chunk) < need {
+			r.chunk = make([]byte, 0, max(earlyChunk, need))
+		}
+		start := len(r.chunk)
+		out, err := cassettes.AppendInteraction(append(r.chunk, ','), &fin)
+		if err != nil {
+			continue // the save encodes it again and reports the error
+		}
+		r.chunk = out
+		r.early[i] = part{print: fp, data: out[start:len(out):len(out)], info: cassettes.ServerInfoOf(&fin)}
+	}
+	if r.earlyNext < from {
+		r.earlyNext = from
+	}
+}
+
+// maxEarly bounds the interactions encodeEarly looks at in one batch.
+const maxEarly = 4096
+
+// earlyChunk is the size of the chunks the early encodings are written in.
+const earlyChunk = 64 << 10
+
+// complete reports an interaction that is unlikely to change: an answered
+// request, a notification, a line that is not JSON.
+func complete(in *cassettes.Interaction) bool {
+	return in.Response != nil || in.Notification != nil || in.Raw != nil
+}
+
+// interactionSize is the size of the messages of in.
+func interactionSize(in *cassettes.Interaction) int {
+	n := len(in.Request) + len(in.Notification)
+	for i := range in.Exchange {
+		n += len(in.Exchange[i].Message)
+	}
+	if in.Response != nil {
+		n += len(in.Response.Message)
+	}
+	return n
 }
 
 // batchDelay is how long the builder lets observed messages gather before
@@ -320,12 +406,26 @@ func (r *Recorder) save(durable bool) error {
 		base = r.state.base
 	}
 	live = r.state.snapshot().Interactions
+	// The builder's early encodings of these interactions: those that
+	// leave memory are taken, the others copied.
+	var early map[int]part
+	if len(r.early) > 0 {
+		early = make(map[int]part, len(gone)+len(live))
+		for i := goneAt; i < base+len(live); i++ {
+			if p, ok := r.early[i]; ok {
+				early[i] = p
+				if i < base {
+					delete(r.early, i)
+				}
+			}
+		}
+	}
 	r.dirty = false
 	r.mu.Unlock()
 	if r.path == "" {
 		return nil
 	}
-	err := r.write(durable, &head, goneAt, gone, base, live)
+	err := r.write(durable, &head, goneAt, gone, base, live, early)
 	r.mu.Lock()
 	r.saveErr = err
 	r.mu.Unlock()
@@ -337,18 +437,42 @@ func (r *Recorder) save(durable bool) error {
 
 // write spills the interactions gone from memory (from index goneAt on),
 // encodes the live ones (from index base on) and writes the file.
-func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction) error {
+func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction, early map[int]part) error {
+	// The interactions that leave memory are encoded one after another
+	// into the arena, reused from save to save once they are spilled; one
+	// encoded at an earlier save is taken as it is.
+	// An interaction that cannot be encoded is left out, and the save
+	// reports it; the others are not lost with it.
+	if len(r.unspilled) == 0 {
+		r.arena = r.arena[:0]
+	}
+	var encodeErr error
 	for k := range gone {
 		i := goneAt + k
-		p, err := r.encode(i, &gone[k])
-		if err != nil {
-			return err
+		var data []byte
+		var info *cassettes.ServerInfo
+		p, ok := r.parts[i]
+		if !ok {
+			p, ok = early[i]
+		}
+		if ok && p.print == cassettes.Fingerprint(r.seed, &gone[k]) {
+			data, info = p.data, p.info
+		} else {
+			start := len(r.arena)
+			out, in, err := r.appendFinished(append(r.arena, ','), i, &gone[k])
+			if err != nil {
+				encodeErr = cmp.Or(encodeErr, err)
+				delete(r.parts, i)
+				continue
+			}
+			r.arena, info = out, in
+			data = r.arena[start:len(r.arena):len(r.arena)]
 		}
 		delete(r.parts, i)
-		if p.info != nil && r.infoAt < 0 {
-			r.info, r.infoAt = p.info, i
+		if info != nil && r.infoAt < 0 {
+			r.info, r.infoAt = info, i
 		}
-		r.unspilled = append(r.unspilled, p.data)
+		r.unspilled = append(r.unspilled, data)
 	}
 	// What could not be spilled (a full disk) stays in memory, written
 	// from there, until a later save spills it.
@@ -356,6 +480,9 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	if len(r.unspilled) > 0 {
 		if spillErr = r.spill.add(r.unspilled); spillErr == nil {
 			r.unspilled = nil
+			if cap(r.arena) > maxArena {
+				r.arena = nil
+			}
 		}
 	}
 	for i := range r.parts {
@@ -367,9 +494,10 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	parts := make([][]byte, 0, len(r.unspilled)+len(live))
 	parts = append(parts, r.unspilled...)
 	for k := range live {
-		p, err := r.encode(base+k, &live[k])
+		p, err := r.encode(base+k, &live[k], early)
 		if err != nil {
-			return err
+			encodeErr = cmp.Or(encodeErr, err)
+			continue
 		}
 		parts = append(parts, p.data)
 		if p.info != nil && (infoAt < 0 || base+k < infoAt) {
@@ -387,7 +515,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	if spillErr != nil {
 		r.opts.Logger.Error(fmt.Sprintf("mcpmock: write the spill file: %v (the interactions stay in memory)", spillErr))
 	}
-	return cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
+	err = cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
 		var fw *forbidWriter
 		if len(r.opts.Forbid) > 0 {
 			fw = newForbidWriter(w, r.opts.Forbid)
@@ -399,25 +527,45 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		}
 		return err
 	})
+	return cmp.Or(err, encodeErr)
 }
 
 // encode returns the finished encoding of interaction i, from the last
-// save's when the interaction did not change since.
-func (r *Recorder) encode(i int, in *cassettes.Interaction) (part, error) {
+// save's or the builder's early one when the interaction did not change
+// since.
+func (r *Recorder) encode(i int, in *cassettes.Interaction, early map[int]part) (part, error) {
 	fp := cassettes.Fingerprint(r.seed, in)
 	if p, ok := r.parts[i]; ok && p.print == fp {
 		return p, nil
 	}
-	fin := *in
-	r.finish.FinishInteraction(&fin)
-	data, err := cassettes.AppendInteraction([]byte{','}, &fin)
-	if err != nil {
-		return part{}, fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
+	if p, ok := early[i]; ok && p.print == fp {
+		r.parts[i] = p
+		return p, nil
 	}
-	p := part{print: fp, data: data, info: cassettes.ServerInfoOf(&fin)}
+	data, info, err := r.appendFinished([]byte{','}, i, in)
+	if err != nil {
+		return part{}, err
+	}
+	p := part{print: fp, data: data, info: info}
 	r.parts[i] = p
 	return p, nil
 }
+
+// appendFinished appends the encoding of interaction i, finished
+// (redacted, normalised), to dst, and gives the server's name and version
+// if it holds them.
+func (r *Recorder) appendFinished(dst []byte, i int, in *cassettes.Interaction) ([]byte, *cassettes.ServerInfo, error) {
+	fin := *in
+	r.finish.FinishInteraction(&fin)
+	out, err := cassettes.AppendInteraction(dst, &fin)
+	if err != nil {
+		return dst, nil, fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
+	}
+	return out, cassettes.ServerInfoOf(&fin), nil
+}
+
+// maxArena is the most memory the arena keeps between saves.
+const maxArena = 4 << 20
 
 // Sync waits until every message observed before the call is in the
 // cassette being built.

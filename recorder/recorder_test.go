@@ -244,3 +244,91 @@ func TestSpilledSavesAreTheSameFile(t *testing.T) {
 		})
 	}
 }
+
+// TestUnencodableInteractionLosesNoOther: an interaction that cannot be
+// encoded (here a message cut short, which the builder never lets in) is
+// left out of the file and the save reports it, but the interactions
+// spilled with it, and those after it, are written.
+func TestUnencodableInteractionLosesNoOther(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	rec, err := newRecorder(path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	ping := func(id int, req string) cassettes.Interaction {
+		return cassettes.Interaction{From: cassettes.FromClient, Request: json.RawMessage(req),
+			Response: &cassettes.Message{From: cassettes.FromServer, Message: json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, id))}}
+	}
+	gone := []cassettes.Interaction{
+		ping(1, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+		ping(2, `{"jsonrpc":"2.0","id":2,"method":"ping"`), // cut short
+		ping(3, `{"jsonrpc":"2.0","id":3,"method":"ping"}`),
+	}
+	live := []cassettes.Interaction{ping(4, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)}
+	rec.saveMu.Lock()
+	err = rec.write(false, cassettes.New(), 0, gone, 3, live, nil)
+	rec.saveMu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "interaction 2") {
+		t.Fatalf("the save reported %v, want the error of interaction 2", err)
+	}
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range c.Interactions {
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal(in.Request, &m)
+		ids = append(ids, string(m.ID))
+	}
+	if diff := cmp.Diff([]string{"1", "3", "4"}, ids); diff != "" {
+		t.Errorf("request ids in the file (-want +got):\n%s", diff)
+	}
+}
+
+// TestEarlyEncodingFollowsChanges: the builder encodes an interaction as
+// soon as it completes; a save uses that encoding only while the
+// interaction is unchanged, and forgets it once the interaction is spilled.
+func TestEarlyEncodingFollowsChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	rec, err := newRecorder(path, &Options{FlushInterval: time.Hour}, 1000) // nothing spilled yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	now := time.Now()
+	rec.Observe(cassettes.FromClient, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), now)
+	rec.Observe(cassettes.FromServer, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), now)
+	rec.Sync()
+	rec.saveMu.Lock() // no save in between
+	rec.mu.Lock()
+	p, ok := rec.early[0]
+	if !ok || !strings.Contains(string(p.data), `"method": "ping"`) {
+		rec.mu.Unlock()
+		rec.saveMu.Unlock()
+		t.Fatalf("no early encoding of the completed interaction: %q", p.data)
+	}
+	// The interaction changes after it was encoded.
+	rec.state.c.Interactions[0].Response = &cassettes.Message{From: cassettes.FromServer,
+		Message: json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{"changed":true}}`)}
+	rec.mu.Unlock()
+	rec.keep = 0 // the next save spills everything
+	rec.saveMu.Unlock()
+	if err := rec.save(false); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Interactions) != 1 || !strings.Contains(string(c.Interactions[0].Response.Message), "changed") {
+		t.Fatalf("the file holds the encoding from before the change: %+v", c.Interactions)
+	}
+	rec.mu.Lock()
+	left := len(rec.early)
+	rec.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d early encodings kept after their interactions were spilled", left)
+	}
+}
