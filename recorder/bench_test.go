@@ -3,11 +3,11 @@ package recorder
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/rusage"
 )
 
 // BenchmarkRecordCall is the whole cost of recording one tools/call round
@@ -68,7 +68,6 @@ func BenchmarkRecordCall(b *testing.B) {
 
 // cpuTime is the CPU time this process has used, user and system.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	u, _ := rusage.Self()
+	return u.CPU()
 }

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -193,7 +192,7 @@ func startGuard(t *testing.T, setup func(*exec.Cmd), args ...string) *guardProc 
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), beMain+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	detach(cmd)
 	if setup != nil {
 		setup(cmd)
 	}
