@@ -263,7 +263,8 @@ func (r *Recorder) encodeEarly() {
 	}
 	b := r.state
 	end := b.base + len(b.c.Interactions)
-	from := max(r.earlyNext, b.base)
+	r.earlyNext = max(r.earlyNext, b.base)
+	from := r.earlyNext
 	for i := from; i < end && i < from+maxEarly; i++ {
 		in := &b.c.Interactions[i-b.base]
 		if !complete(in) {
@@ -290,9 +291,6 @@ func (r *Recorder) encodeEarly() {
 		}
 		r.chunk = out
 		r.early[i] = part{print: fp, data: out[start:len(out):len(out)], info: cassettes.ServerInfoOf(&fin)}
-	}
-	if r.earlyNext < from {
-		r.earlyNext = from
 	}
 }
 
@@ -439,10 +437,10 @@ func (r *Recorder) save(durable bool) error {
 // encodes the live ones (from index base on) and writes the file.
 func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction, early map[int]part) error {
 	// The interactions that leave memory are encoded one after another
-	// into the arena, reused from save to save once they are spilled; one
-	// encoded at an earlier save is taken as it is.
-	// An interaction that cannot be encoded is left out, and the save
-	// reports it; the others are not lost with it.
+	// into the arena, reused from save to save once they are spilled,
+	// unless an encoding of them is at hand (encoded). An interaction that
+	// cannot be encoded is left out, and the save reports it; the others
+	// are not lost with it.
 	if len(r.unspilled) == 0 {
 		r.arena = r.arena[:0]
 	}
@@ -451,11 +449,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		i := goneAt + k
 		var data []byte
 		var info *cassettes.ServerInfo
-		p, ok := r.parts[i]
-		if !ok {
-			p, ok = early[i]
-		}
-		if ok && p.print == cassettes.Fingerprint(r.seed, &gone[k]) {
+		if p, ok := r.encoded(i, cassettes.Fingerprint(r.seed, &gone[k]), early); ok {
 			data, info = p.data, p.info
 		} else {
 			start := len(r.arena)
@@ -535,10 +529,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 // since.
 func (r *Recorder) encode(i int, in *cassettes.Interaction, early map[int]part) (part, error) {
 	fp := cassettes.Fingerprint(r.seed, in)
-	if p, ok := r.parts[i]; ok && p.print == fp {
-		return p, nil
-	}
-	if p, ok := early[i]; ok && p.print == fp {
+	if p, ok := r.encoded(i, fp, early); ok {
 		r.parts[i] = p
 		return p, nil
 	}
@@ -549,6 +540,18 @@ func (r *Recorder) encode(i int, in *cassettes.Interaction, early map[int]part) 
 	p := part{print: fp, data: data, info: info}
 	r.parts[i] = p
 	return p, nil
+}
+
+// encoded returns an encoding of interaction i made from the interaction
+// as it is now (fingerprint fp): the last save's or the builder's.
+func (r *Recorder) encoded(i int, fp uint64, early map[int]part) (part, bool) {
+	if p, ok := r.parts[i]; ok && p.print == fp {
+		return p, true
+	}
+	if p, ok := early[i]; ok && p.print == fp {
+		return p, true
+	}
+	return part{}, false
 }
 
 // appendFinished appends the encoding of interaction i, finished
