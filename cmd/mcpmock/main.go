@@ -68,8 +68,8 @@ func startProfile(path string) func() {
 
 // writeRusage appends the CPU time mcpmock itself used (user and system
 // seconds, its children not counted) as a line to path when it is set (the
-// MCPMOCK_RUSAGE environment variable): what a change costs in CPU is
-// measured far more steadily than what it costs in throughput.
+// MCPMOCK_RUSAGE environment variable), to compare two builds by the CPU
+// they use as well as by their throughput.
 func writeRusage(path string) {
 	if path == "" {
 		return
