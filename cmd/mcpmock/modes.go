@@ -115,6 +115,7 @@ func (e *env) runLive(ctx context.Context, c *common, f *modeFlags, h *replayHTT
 	if rh.enabled() {
 		status, runErr = rh.run(ctx, e, argv, rec, log)
 	} else {
+		roomForForwarders()
 		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
 	}
 	closeErr := rec.Close()

@@ -55,6 +55,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if h.enabled() {
 		status, runErr = h.run(ctx, e, argv, rec, log)
 	} else {
+		roomForForwarders()
 		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, so)
 	}
 	closeErr := rec.Close()
