@@ -332,3 +332,30 @@ func TestEarlyEncodingFollowsChanges(t *testing.T) {
 		t.Errorf("%d early encodings kept after their interactions were spilled", left)
 	}
 }
+
+// The pause after a save grows with what the save took, never below the
+// least interval, and keeps an interaction completed just after a save
+// began within the flush interval: pause + 2 × cost + margin ≤ flush.
+func TestSavePauseKeepsThePromise(t *testing.T) {
+	flush := time.Second
+	for _, c := range []struct{ cost, want time.Duration }{
+		{time.Millisecond, minSaveInterval},
+		{10 * time.Millisecond, 400 * time.Millisecond},
+		{20 * time.Millisecond, 800 * time.Millisecond},
+		{50 * time.Millisecond, 800 * time.Millisecond}, // bounded by the promise
+		{400 * time.Millisecond, minSaveInterval},       // too slow to keep it
+	} {
+		if got := savePause(c.cost, flush); got != c.want {
+			t.Errorf("savePause(%v) = %v, want %v", c.cost, got, c.want)
+		}
+	}
+	for cost := time.Duration(0); cost <= 300*time.Millisecond; cost += time.Millisecond {
+		p := savePause(cost, flush)
+		if p < minSaveInterval {
+			t.Fatalf("savePause(%v) = %v, below %v", cost, p, minSaveInterval)
+		}
+		if cost <= (flush-minSaveInterval-saveMargin)/2 && p+2*cost+saveMargin > flush {
+			t.Fatalf("savePause(%v) = %v: an interaction could wait %v", cost, p, p+2*cost)
+		}
+	}
+}
