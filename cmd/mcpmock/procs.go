@@ -5,24 +5,27 @@ import (
 	"runtime"
 )
 
-// roomForForwarders gives the Go scheduler one P more than it has for each
-// of the stdio tap's two forwarding goroutines. Each sits in a blocking
-// read of a pipe (recorder/stdio.go), and a goroutine in a system call
-// keeps its P until the runtime's monitor takes it back, 20 µs or more
-// later. With as many Ps as CPUs (two on the machines the benchmark ran
-// on), the two reads often hold both, and the forwarder whose read has
-// returned, or the recorder, waits for the monitor to hand one over.
+// roomForForwarders gives the Go scheduler two Ps more than it has CPUs
+// while a stdio server is tapped. The tap forwards each direction in a
+// goroutine of its own (recorder/stdio.go); the one that forwards the
+// client's lines sits in a blocking read of the tap's stdin (a pipe the
+// client made, in blocking mode), and a goroutine in a system call keeps
+// its P until the runtime's monitor takes it back, 20 µs or more later.
+// The other forwarder and the recorder then often wait for a P on a
+// two-core machine.
 //
 // Measured with the stdio benchmark against the bare relay, interleaved,
-// 2,000 calls a round, as the median of the per-round ratios to the same
-// build with GOMAXPROCS at the CPU count: 4 Ps gave 1.006 to 1.026 in four
-// runs of 24 to 40 rounds, and was faster in 78 rounds of 130; 3 and 8 Ps
-// gave 1.028 and 1.011 in one run of 40 rounds. A small gain, but it has
-// the same sign in every run.
+// 2,000 calls a round, as the median of the per-round ratios. With the
+// server's pipes in blocking mode, as they were then, 4 Ps gave 1.006 to
+// 1.026 times the calls/s of 2 in four runs of 24 to 40 rounds (faster in
+// 78 rounds of 130), and 3 and 8 Ps 1.028 and 1.011 (40 rounds). With the
+// server's pipes under the poller, as they are now, 4 Ps measured 1.048 of
+// the relay and 2 Ps 0.950 in the same 30 rounds.
 //
 // GOMAXPROCS set in the environment wins, and so does a limit lower than
 // the CPU count (a container's), which the runtime already chose: it is
-// raised by two like any other.
+// raised by two like any other. mcpmock replay keeps the default: 3 or 4
+// Ps made it about 8% slower.
 //
 // It sets the count from the one the process started with, so that calling
 // it again (the tests run many records in one process) changes nothing.
