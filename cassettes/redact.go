@@ -81,21 +81,32 @@ func DefaultRedactRules() *RedactRules {
 	}
 }
 
-// Merge returns the rules of r with those of more added.
+// Merge returns the rules of r with those of more added; a rule that both
+// hold is kept once.
 func (r *RedactRules) Merge(more *RedactRules) *RedactRules {
 	out := &RedactRules{}
 	for _, x := range []*RedactRules{r, more} {
 		if x == nil {
 			continue
 		}
-		out.Headers = append(out.Headers, x.Headers...)
-		out.Members = append(out.Members, x.Members...)
-		out.Paths = append(out.Paths, x.Paths...)
-		out.Values = append(out.Values, x.Values...)
-		out.Patterns = append(out.Patterns, x.Patterns...)
+		out.Headers = appendNew(out.Headers, x.Headers)
+		out.Members = appendNew(out.Members, x.Members)
+		out.Paths = appendNew(out.Paths, x.Paths)
+		out.Values = appendNew(out.Values, x.Values)
+		out.Patterns = appendNew(out.Patterns, x.Patterns)
 		out.SecretLikeNames = out.SecretLikeNames || x.SecretLikeNames
 	}
 	return out
+}
+
+// appendNew appends the elements of more that are not in s yet.
+func appendNew(s, more []string) []string {
+	for _, v := range more {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
 }
 
 // Check reports the first rule that is not valid: a bad regular
@@ -125,6 +136,10 @@ type Secret struct {
 	Where string
 	// Rule says which rule found it.
 	Rule string
+	// member says a member's name found it (SecretMember or a rule's
+	// Members), not its text: cassette lint warns about it, since a name is
+	// a guess where a pattern, a value or a header is not.
+	member bool
 }
 
 // Secrets returns the secrets that the rules find in the cassette, without
@@ -261,6 +276,34 @@ func (rd *Redactor) RedactInteraction(in *Interaction) int {
 	return rd.interaction(in)
 }
 
+// RedactJSON returns the JSON text raw (a message, its params or its
+// result) with every secret that the rules know replaced by Redacted, and
+// how many it replaced; raw itself is returned when there are none. Unlike
+// the other methods it remembers nothing and is safe for concurrent use:
+// the live log calls it from every goroutine that logs. raw must be valid
+// JSON.
+func (rd *Redactor) RedactJSON(raw []byte) ([]byte, int) {
+	if len(raw) == 0 {
+		return raw, 0
+	}
+	return rd.scratch().message(raw, false)
+}
+
+// RedactText returns s with the literal values and the patterns of the
+// rules replaced by Redacted, and how many it replaced. It is safe for
+// concurrent use.
+func (rd *Redactor) RedactText(s string) (string, int) {
+	return rd.scratch().text(s)
+}
+
+// scratch returns a copy of rd that shares the compiled rules, which no
+// method changes, and has its own scratch and no cache.
+func (rd *Redactor) scratch() *Redactor {
+	c := *rd
+	c.fold, c.edits, c.cache, c.find, c.uncached, c.at = nil, nil, nil, nil, true, -1
+	return &c
+}
+
 func (rd *Redactor) interaction(in *Interaction) int {
 	n := 0
 	msg := func(part string, raw *json.RawMessage, request bool) {
@@ -379,6 +422,13 @@ func (rd *Redactor) report(where, rule string) {
 	}
 }
 
+// reportMember reports a value found by its member's name.
+func (rd *Redactor) reportMember(where, name string) {
+	if rd.find != nil {
+		rd.find(Secret{Interaction: rd.at, Where: where, Rule: "member name " + name, member: true})
+	}
+}
+
 // text redacts a plain string (a raw line, a header value, a server's
 // command line) by the literal values and the patterns.
 func (rd *Redactor) text(s string) (string, int) {
@@ -423,23 +473,78 @@ func (rd *Redactor) secretHeader(name string) bool {
 
 func (rd *Redactor) secretMember(name string) bool {
 	k := memberKey(name)
-	return rd.members[k] || (rd.rules.SecretLikeNames && secretLikeMember(k))
+	return rd.members[k] || (rd.rules.SecretLikeNames && secretKey(k))
 }
 
-// SecretName reports header and query parameter names whose values are
-// secrets by default: credentials, cookies, the session id, and
-// API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
-// token, secret, password, access_token...).
+// SecretName reports header, query parameter and command-line flag names
+// whose values are secrets by default: credentials, cookies, session ids
+// (Mcp-Session-Id, and the sessionId that the HTTP+SSE message endpoint
+// carries in its query), the names that SecretMember knows, and the short
+// names that mean a secret in a header or URL (key, auth, sig, signature,
+// *-key, *api-key*).
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id",
-		"token", "secret", "password", "key", "auth", "sig", "signature":
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id", "sessionid",
+		"key", "auth", "sig", "signature":
 		return true
 	}
 	n = strings.ReplaceAll(n, "_", "-")
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password")
+	return strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "session-id") ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password") ||
+		SecretMember(name)
+}
+
+// SecretMember reports JSON member names whose values are secrets by
+// default, in any case and separator style ("github_token", "GitHubToken",
+// "API-KEY" alike): token and any name that ends in the word token
+// (*_token, *Token, *-token), secret, password, passwd, passphrase,
+// credentials, and names that end in them (client_secret, db_password),
+// api_key and *api_key, private_key, secret_key, access_key, signing_key,
+// aws_secret_access_key, access_key_id, authorization, cookie and
+// set_cookie.
+//
+// MCP's own members are not secrets, nor are counts and cursors:
+// progressToken, pageToken, nextPageToken, nextToken and
+// continuationToken (paging), tokens, maxTokens, inputTokens, tokenCount
+// and every other name that does not end in the word token, cursor,
+// nextCursor, sessionId, requestId. The cassette, cassette lint and the
+// live log all decide by this function.
+func SecretMember(name string) bool {
+	return secretKey(memberKey(name))
+}
+
+// secretKey is SecretMember for a name folded by memberKey. It looks at the
+// last byte first: most names end in none of the secret words.
+func secretKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	switch k[len(k)-1] {
+	case 'n': // ...token, authorization
+		if !strings.HasSuffix(k, "token") {
+			return strings.HasSuffix(k, "authorization")
+		}
+		switch k {
+		case "progresstoken", "nexttoken", "continuationtoken":
+			return false
+		}
+		return !strings.HasSuffix(k, "pagetoken")
+	case 't': // ...secret
+		return strings.HasSuffix(k, "secret")
+	case 'd': // ...password, ...passwd, accesskeyid
+		return strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd") || k == "accesskeyid"
+	case 'e': // ...passphrase, cookie, setcookie
+		return strings.HasSuffix(k, "passphrase") || k == "cookie" || k == "setcookie"
+	case 's': // ...credentials
+		return strings.HasSuffix(k, "credentials")
+	case 'l': // ...credential
+		return strings.HasSuffix(k, "credential")
+	case 'y': // ...apikey, ...privatekey, ...secretkey, ...accesskey, ...signingkey
+		return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "privatekey") || strings.HasSuffix(k, "secretkey") ||
+			strings.HasSuffix(k, "accesskey") || strings.HasSuffix(k, "signingkey")
+	}
+	return false
 }
 
 // memberKey folds a member name for comparison: lower case, without "-"
@@ -519,20 +624,7 @@ func (rd *Redactor) secretMemberBytes(name []byte) bool {
 		k = append(k, c)
 	}
 	rd.fold = k
-	return rd.members[string(k)] || (rd.rules.SecretLikeNames && secretLikeMember(unsafeString(k)))
-}
-
-// secretLikeMember reports folded member names that hold credentials. MCP's
-// own members (progressToken, cursor, sessionId...) are not among them.
-func secretLikeMember(k string) bool {
-	switch k {
-	case "apikey", "xapikey", "apisecret", "accesstoken", "refreshtoken", "idtoken", "authtoken", "bearertoken",
-		"sessiontoken", "clientsecret", "secret", "secretkey", "privatekey", "password", "passwd", "authorization",
-		"cookie", "setcookie", "accesskeyid", "secretaccesskey":
-		return true
-	}
-	return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "password") || strings.HasSuffix(k, "secret") ||
-		strings.HasSuffix(k, "accesstoken") || strings.HasSuffix(k, "secretaccesskey") || strings.HasSuffix(k, "privatekey")
+	return rd.members[string(k)] || (rd.rules.SecretLikeNames && secretKey(unsafeString(k)))
 }
 
 // edit replaces data[start:end] by repl.
@@ -612,7 +704,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		if member && s != "" {
 			rd.edits = append(rd.edits, edit{start, end, whole})
 			if rd.find != nil {
-				rd.report(where(path), "member name "+name)
+				rd.reportMember(where(path), name)
 			}
 			return
 		}
