@@ -48,9 +48,9 @@ type LintOptions struct {
 // Lint checks a cassette file: that it parses (schema and version), then
 // what parses but is likely a mistake: requests without responses,
 // duplicate and unreachable interactions, lines that are not JSON-RPC,
-// secrets that the redaction rules know (an error; a warning for the value
-// of a member whose name says secret, see SecretMember), and the
-// recording's age. It returns
+// secrets that the redaction rules know (the values of secret-named members
+// included, see SecretMember: cassettes of older versions may hold some in
+// clear), and the recording's age. It returns
 // the problems in file order and the cassette (nil when it does not parse).
 // Matcher syntax is checked by package matcher (matcher.CheckCassette).
 func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
@@ -128,13 +128,6 @@ func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
 		seen[full] = i
 	}
 	for _, s := range c.Secrets(o.Redact) {
-		if s.member {
-			// Older versions of mcpmock wrote some of these in clear
-			// (github_token, api_token...): a warning, so that such a
-			// cassette still passes, but says where to look.
-			add(SeverityWarning, s.Interaction, "a secret-named member in clear at %s (%s): run mcpmock cassette redact, or check that it holds no secret", s.Where, s.Rule)
-			continue
-		}
 		add(SeverityError, s.Interaction, "a secret at %s (%s): run mcpmock cassette redact", s.Where, s.Rule)
 	}
 	return out, c

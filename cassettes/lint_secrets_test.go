@@ -4,8 +4,8 @@ import "testing"
 
 // TestLintFindsSecretNamedMembers: a cassette written before the names
 // github_token, api_token and token counted as secrets holds their values
-// in clear; lint warns about each with its interaction and JSON path, and
-// about none of MCP's own members or token counts.
+// in clear; lint reports each as an error with its interaction and JSON
+// path, and none of MCP's own members or token counts.
 func TestLintFindsSecretNamedMembers(t *testing.T) {
 	data := `{
   "version": 1,
@@ -24,9 +24,9 @@ func TestLintFindsSecretNamedMembers(t *testing.T) {
 		t.Fatalf("no cassette: %v", problems)
 	}
 	wantProblems(t, problems, []string{
-		"warning: line 4, column 5: interaction 1: a secret-named member in clear at request params.arguments.github_token (member name github_token)",
-		"warning: line 4, column 5: interaction 1: a secret-named member in clear at response result.structuredContent.usage.api_token (member name api_token)",
-		"warning: line 8, column 5: interaction 3: a secret-named member in clear at request params.arguments.Token (member name Token)",
+		"error: line 4, column 5: interaction 1: a secret at request params.arguments.github_token (member name github_token)",
+		"error: line 4, column 5: interaction 1: a secret at response result.structuredContent.usage.api_token (member name api_token)",
+		"error: line 8, column 5: interaction 3: a secret at request params.arguments.Token (member name Token)",
 		"error: line 8, column 5: interaction 3: a secret at response result.content.0.text (pattern ",
 	})
 }

@@ -33,8 +33,8 @@ func TestLint(t *testing.T) {
 		"error: line 7, column 5: interaction 2: unreachable: interaction 1",
 		"warning: line 9, column 5: interaction 3: request tools/call a has no response",
 		"warning: line 12, column 5: interaction 5: duplicate of interaction 4",
-		"warning: line 10, column 5: interaction 4: a secret-named member in clear at request params.arguments.apiKey (member name apiKey)",
-		"warning: line 12, column 5: interaction 5: a secret-named member in clear at request params.arguments.apiKey",
+		"error: line 10, column 5: interaction 4: a secret at request params.arguments.apiKey (member name apiKey)",
+		"error: line 12, column 5: interaction 5: a secret at request params.arguments.apiKey",
 	})
 	problems, _ = Lint("bad.json", []byte(`{"version": 2, "interactions": []}`), nil)
 	if len(problems) != 1 || problems[0].Severity != SeverityError || !strings.Contains(problems[0].Message, "version 2") {

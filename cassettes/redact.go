@@ -49,9 +49,10 @@ type RedactRules struct {
 	// pattern has a capturing group, only the text of the first group is
 	// replaced (so "[?&]key=([^&]+)" keeps the parameter's name).
 	Patterns []string `json:"patterns,omitempty"`
-	// SecretLikeNames also treats API-key-like names as secret headers,
-	// query parameters (x-api-key, *-token, *-secret, *password*...) and
-	// members (apiKey, accessToken, clientSecret, password...).
+	// SecretLikeNames also treats API-key-like names as secret headers and
+	// query parameters (SecretName: x-api-key, *-token, *-secret,
+	// *password*...) and members (SecretMember: token, github_token,
+	// apiKey, clientSecret, password, credentials...).
 	SecretLikeNames bool `json:"secretLikeNames,omitempty"`
 }
 
@@ -136,10 +137,6 @@ type Secret struct {
 	Where string
 	// Rule says which rule found it.
 	Rule string
-	// member says a member's name found it (SecretMember or a rule's
-	// Members), not its text: cassette lint warns about it, since a name is
-	// a guess where a pattern, a value or a header is not.
-	member bool
 }
 
 // Secrets returns the secrets that the rules find in the cassette, without
@@ -422,13 +419,6 @@ func (rd *Redactor) report(where, rule string) {
 	}
 }
 
-// reportMember reports a value found by its member's name.
-func (rd *Redactor) reportMember(where, name string) {
-	if rd.find != nil {
-		rd.find(Secret{Interaction: rd.at, Where: where, Rule: "member name " + name, member: true})
-	}
-}
-
 // text redacts a plain string (a raw line, a header value, a server's
 // command line) by the literal values and the patterns.
 func (rd *Redactor) text(s string) (string, int) {
@@ -704,7 +694,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		if member && s != "" {
 			rd.edits = append(rd.edits, edit{start, end, whole})
 			if rd.find != nil {
-				rd.reportMember(where(path), name)
+				rd.report(where(path), "member name "+name)
 			}
 			return
 		}

@@ -103,10 +103,11 @@ func TestSecretArgumentsNeverReachTheCassette(t *testing.T) {
 	}
 }
 
-// TestLintWarnsAboutSecretNamedMembers: a cassette from before the names
-// github_token and api_token counted as secrets passes cassette lint with
-// a warning for each, naming its interaction and JSON path.
-func TestLintWarnsAboutSecretNamedMembers(t *testing.T) {
+// TestLintFindsSecretNamedMembers: a cassette from before the names
+// github_token and api_token counted as secrets fails cassette lint, with
+// an error for each naming its interaction and JSON path, and none for
+// maxTokens and progressToken.
+func TestLintFindsSecretNamedMembers(t *testing.T) {
 	path := tempCassette(t)
 	old := `{"version": 1, "interactions": [
   {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "deploy", "arguments": {"github_token": "plain-gh-0002", "maxTokens": "100"}, "_meta": {"progressToken": "p"}}},
@@ -117,21 +118,18 @@ func TestLintWarnsAboutSecretNamedMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr strings.Builder
-	if err := run(t.Context(), []string{"cassette", "lint", path}, strings.NewReader(""), &stdout, &stderr); err != nil {
-		t.Fatalf("lint failed: %v\n%s", err, stderr.String())
+	if err := run(t.Context(), []string{"cassette", "lint", path}, strings.NewReader(""), &stdout, &stderr); err == nil {
+		t.Fatalf("lint passed:\n%s", stderr.String())
 	}
 	for _, want := range []string{
-		"warning: " + path + ": line 2, column 3: interaction 1: a secret-named member in clear at request params.arguments.github_token",
-		"warning: " + path + ": line 2, column 3: interaction 1: a secret-named member in clear at response result.structuredContent.api_token",
+		"error: " + path + ": line 2, column 3: interaction 1: a secret at request params.arguments.github_token (member name github_token)",
+		"error: " + path + ": line 2, column 3: interaction 1: a secret at response result.structuredContent.api_token (member name api_token)",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("lint does not say %q:\n%s", want, stderr.String())
 		}
 	}
-	if n := strings.Count(stderr.String(), "warning:"); n != 2 {
-		t.Errorf("%d warnings, want 2:\n%s", n, stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "ok (1 interactions, 2 warnings)") {
-		t.Errorf("stdout: %s", stdout.String())
+	if n := strings.Count(stderr.String(), ": interaction "); n != 2 {
+		t.Errorf("%d problems, want 2:\n%s", n, stderr.String())
 	}
 }

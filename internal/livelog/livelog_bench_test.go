@@ -1,9 +1,12 @@
 package livelog
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -22,6 +25,19 @@ func BenchmarkDescribe(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				Describe(ToServer, msg, time.Millisecond, "")
+			}
+		})
+		// What record's log costs: the line, then the handler's pass over
+		// the line and its attributes (Redacting), to a text handler.
+		b.Run(c.name+"-record-log", func(b *testing.B) {
+			rd, err := cassettes.NewRedactor(cassettes.DefaultRedactRules().Merge(&cassettes.RedactRules{Values: []string{"forbidden-value"}}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := Redacting(slog.New(NewTextHandler(io.Discard)), rd)
+			b.ReportAllocs()
+			for b.Loop() {
+				Message(l, ToServer, msg, time.Millisecond, "")
 			}
 		})
 	}
