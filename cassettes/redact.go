@@ -678,7 +678,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		return raw, 0
 	}
 	where := func(path []string) string { return rd.part + " " + strings.Join(path, ".") }
-	walkStrings(raw, func(path []string, start, end int) {
+	walkValues(raw, func(path []string, start, end int) {
 		if path[0] == "jsonrpc" || path[0] == "method" {
 			return
 		}
@@ -715,6 +715,22 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			return
 		}
 		rd.edits = append(rd.edits, edit{start, end, quote(out)})
+	}, func(path []string, start, end int) {
+		// A number, an object or an array under a secret's name is
+		// replaced whole (a password of digits, "credentials": {...}),
+		// except in a JSON Schema's map of property names, where the
+		// value describes the secret and holds none.
+		if !members || path[0] == "jsonrpc" {
+			return
+		}
+		name := path[len(path)-1]
+		if !rd.secretMember(name) || len(path) > 1 && schemaNameMap(path[len(path)-2]) {
+			return
+		}
+		rd.edits = append(rd.edits, edit{start, end, whole})
+		if rd.find != nil {
+			rd.report(where(path), "member name "+name)
+		}
 	})
 	if len(rd.edits) == 0 {
 		if cached {
@@ -811,9 +827,18 @@ func walkStrings(data []byte, f func(path []string, start, end int)) {
 	w.value(0, nil)
 }
 
+// walkValues is walkStrings that also calls other for every value that is a
+// number, an object or an array, with its byte span (an object's or an
+// array's after the strings inside it).
+func walkValues(data []byte, f, other func(path []string, start, end int)) {
+	w := &walker{data: data, f: f, other: other}
+	w.value(0, nil)
+}
+
 type walker struct {
-	data []byte
-	f    func(path []string, start, end int)
+	data  []byte
+	f     func(path []string, start, end int)
+	other func(path []string, start, end int) // may be nil
 }
 
 func (w *walker) space(i int) int {
@@ -864,6 +889,7 @@ func (w *walker) value(i int, path []string) int {
 		}
 		return end
 	case '{':
+		start := i
 		i = w.space(i + 1)
 		for i < len(w.data) && w.data[i] != '}' {
 			kend := w.str(i)
@@ -879,8 +905,10 @@ func (w *walker) value(i int, path []string) int {
 				i = w.space(i + 1)
 			}
 		}
+		w.done(path, start, i+1)
 		return i + 1
 	case '[':
+		start := i
 		i = w.space(i + 1)
 		for n := 0; i < len(w.data) && w.data[i] != ']'; n++ {
 			i = w.space(w.value(i, append(path, strconv.Itoa(n))))
@@ -888,10 +916,32 @@ func (w *walker) value(i int, path []string) int {
 				i = w.space(i + 1)
 			}
 		}
+		w.done(path, start, i+1)
 		return i + 1
 	}
+	start := i
 	for i < len(w.data) && !strings.ContainsRune(",}] \t\r\n", rune(w.data[i])) {
 		i++
 	}
+	if c := w.data[start]; c == '-' || c >= '0' && c <= '9' {
+		w.done(path, start, i)
+	}
 	return i
+}
+
+// schemaNameMap reports the JSON Schema keywords whose members are named by
+// the schema's author (a property called "password"), not by a value's.
+func schemaNameMap(keyword string) bool {
+	switch keyword {
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+		return true
+	}
+	return false
+}
+
+// done reports a value that is not a string to w.other.
+func (w *walker) done(path []string, start, end int) {
+	if w.other != nil && len(path) > 0 {
+		w.other(path, start, min(end, len(w.data)))
+	}
 }

@@ -210,3 +210,33 @@ func TestRedactSecretNamedArguments(t *testing.T) {
 		t.Errorf("%d placeholders in the request, want %d: %s", n, len(secretArguments), in.Request)
 	}
 }
+
+// A number, an object or an array under a secret's name is a secret too;
+// the same name in a JSON Schema's properties describes one and is kept.
+func TestRedactSecretNamedValuesOfAnyType(t *testing.T) {
+	rd, err := NewRedactor(DefaultRedactRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"number", `{"password":123456,"maxTokens":50}`, `{"password":"[REDACTED]","maxTokens":50}`},
+		{"negative number", `{"pin_secret":-1.5e3}`, `{"pin_secret":"[REDACTED]"}`},
+		{"object", `{"credentials":{"user":"u1","pass":"p1"},"name":"n"}`, `{"credentials":"[REDACTED]","name":"n"}`},
+		{"array", `{"api_key":["k1","k2"]}`, `{"api_key":"[REDACTED]"}`},
+		{"nested object with a secret inside", `{"a":{"token":{"v":"t1","password":"p2"}}}`, `{"a":{"token":"[REDACTED]"}}`},
+		{"null and booleans are no secrets", `{"token":null,"password":false}`, `{"token":null,"password":false}`},
+		{"schema properties", `{"inputSchema":{"type":"object","properties":{"token":{"type":"string"},"credentials":{"type":"object","properties":{"password":{"type":"string"}}}},"required":["token"]}}`,
+			`{"inputSchema":{"type":"object","properties":{"token":{"type":"string"},"credentials":{"type":"object","properties":{"password":{"type":"string"}}}},"required":["token"]}}`},
+		{"schema definitions", `{"$defs":{"api_key":{"type":"string"}},"definitions":{"secret":{"type":"string"}}}`,
+			`{"$defs":{"api_key":{"type":"string"}},"definitions":{"secret":{"type":"string"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := rd.RedactJSON([]byte(tc.in))
+			if string(got) != tc.want {
+				t.Errorf("RedactJSON(%s)\n got %s\nwant %s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
