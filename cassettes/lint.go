@@ -48,7 +48,9 @@ type LintOptions struct {
 // Lint checks a cassette file: that it parses (schema and version), then
 // what parses but is likely a mistake: requests without responses,
 // duplicate and unreachable interactions, lines that are not JSON-RPC,
-// secrets that the redaction rules know, and the recording's age. It returns
+// secrets that the redaction rules know (the values of secret-named members
+// included, see SecretMember: cassettes of older versions may hold some in
+// clear), and the recording's age. It returns
 // the problems in file order and the cassette (nil when it does not parse).
 // Matcher syntax is checked by package matcher (matcher.CheckCassette).
 func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {

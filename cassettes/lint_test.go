@@ -28,17 +28,27 @@ func TestLint(t *testing.T) {
 	if c == nil {
 		t.Fatal("no cassette")
 	}
-	var got []string
-	for _, p := range problems {
-		got = append(got, p.String())
-	}
-	want := []string{
+	wantProblems(t, problems, []string{
 		"error: line 1, column 1: the recording is 1440h0m0s old",
 		"error: line 7, column 5: interaction 2: unreachable: interaction 1",
 		"warning: line 9, column 5: interaction 3: request tools/call a has no response",
 		"warning: line 12, column 5: interaction 5: duplicate of interaction 4",
 		"error: line 10, column 5: interaction 4: a secret at request params.arguments.apiKey (member name apiKey)",
 		"error: line 12, column 5: interaction 5: a secret at request params.arguments.apiKey",
+	})
+	problems, _ = Lint("bad.json", []byte(`{"version": 2, "interactions": []}`), nil)
+	if len(problems) != 1 || problems[0].Severity != SeverityError || !strings.Contains(problems[0].Message, "version 2") {
+		t.Errorf("version problem: %v", problems)
+	}
+}
+
+// wantProblems checks the problems against want, each a prefix of one,
+// in order.
+func wantProblems(t *testing.T, problems []Problem, want []string) {
+	t.Helper()
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
@@ -47,9 +57,5 @@ func TestLint(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], want[i])
 		}
-	}
-	problems, _ = Lint("bad.json", []byte(`{"version": 2, "interactions": []}`), nil)
-	if len(problems) != 1 || problems[0].Severity != SeverityError || !strings.Contains(problems[0].Message, "version 2") {
-		t.Errorf("version problem: %v", problems)
 	}
 }

@@ -49,9 +49,10 @@ type RedactRules struct {
 	// pattern has a capturing group, only the text of the first group is
 	// replaced (so "[?&]key=([^&]+)" keeps the parameter's name).
 	Patterns []string `json:"patterns,omitempty"`
-	// SecretLikeNames also treats API-key-like names as secret headers,
-	// query parameters (x-api-key, *-token, *-secret, *password*...) and
-	// members (apiKey, accessToken, clientSecret, password...).
+	// SecretLikeNames also treats API-key-like names as secret headers and
+	// query parameters (SecretName: x-api-key, *-token, *-secret,
+	// *password*...) and members (SecretMember: token, github_token,
+	// apiKey, clientSecret, password, credentials...).
 	SecretLikeNames bool `json:"secretLikeNames,omitempty"`
 }
 
@@ -81,21 +82,32 @@ func DefaultRedactRules() *RedactRules {
 	}
 }
 
-// Merge returns the rules of r with those of more added.
+// Merge returns the rules of r with those of more added; a rule that both
+// hold is kept once.
 func (r *RedactRules) Merge(more *RedactRules) *RedactRules {
 	out := &RedactRules{}
 	for _, x := range []*RedactRules{r, more} {
 		if x == nil {
 			continue
 		}
-		out.Headers = append(out.Headers, x.Headers...)
-		out.Members = append(out.Members, x.Members...)
-		out.Paths = append(out.Paths, x.Paths...)
-		out.Values = append(out.Values, x.Values...)
-		out.Patterns = append(out.Patterns, x.Patterns...)
+		out.Headers = appendNew(out.Headers, x.Headers)
+		out.Members = appendNew(out.Members, x.Members)
+		out.Paths = appendNew(out.Paths, x.Paths)
+		out.Values = appendNew(out.Values, x.Values)
+		out.Patterns = appendNew(out.Patterns, x.Patterns)
 		out.SecretLikeNames = out.SecretLikeNames || x.SecretLikeNames
 	}
 	return out
+}
+
+// appendNew appends the elements of more that are not in s yet.
+func appendNew(s, more []string) []string {
+	for _, v := range more {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
 }
 
 // Check reports the first rule that is not valid: a bad regular
@@ -261,6 +273,34 @@ func (rd *Redactor) RedactInteraction(in *Interaction) int {
 	return rd.interaction(in)
 }
 
+// RedactJSON returns the JSON text raw (a message, its params or its
+// result) with every secret that the rules know replaced by Redacted, and
+// how many it replaced; raw itself is returned when there are none. Unlike
+// the other methods it remembers nothing and is safe for concurrent use:
+// the live log calls it from every goroutine that logs. raw must be valid
+// JSON.
+func (rd *Redactor) RedactJSON(raw []byte) ([]byte, int) {
+	if len(raw) == 0 {
+		return raw, 0
+	}
+	return rd.scratch().message(raw, false)
+}
+
+// RedactText returns s with the literal values and the patterns of the
+// rules replaced by Redacted, and how many it replaced. It is safe for
+// concurrent use.
+func (rd *Redactor) RedactText(s string) (string, int) {
+	return rd.scratch().text(s)
+}
+
+// scratch returns a copy of rd that shares the compiled rules, which no
+// method changes, and has its own scratch and no cache.
+func (rd *Redactor) scratch() *Redactor {
+	c := *rd
+	c.fold, c.edits, c.cache, c.find, c.uncached, c.at = nil, nil, nil, nil, true, -1
+	return &c
+}
+
 func (rd *Redactor) interaction(in *Interaction) int {
 	n := 0
 	msg := func(part string, raw *json.RawMessage, request bool) {
@@ -423,23 +463,78 @@ func (rd *Redactor) secretHeader(name string) bool {
 
 func (rd *Redactor) secretMember(name string) bool {
 	k := memberKey(name)
-	return rd.members[k] || (rd.rules.SecretLikeNames && secretLikeMember(k))
+	return rd.members[k] || (rd.rules.SecretLikeNames && secretKey(k))
 }
 
-// SecretName reports header and query parameter names whose values are
-// secrets by default: credentials, cookies, the session id, and
-// API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
-// token, secret, password, access_token...).
+// SecretName reports header, query parameter and command-line flag names
+// whose values are secrets by default: credentials, cookies, session ids
+// (Mcp-Session-Id, and the sessionId that the HTTP+SSE message endpoint
+// carries in its query), the names that SecretMember knows, and the short
+// names that mean a secret in a header or URL (key, auth, sig, signature,
+// *-key, *api-key*).
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id",
-		"token", "secret", "password", "key", "auth", "sig", "signature":
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id", "sessionid",
+		"key", "auth", "sig", "signature":
 		return true
 	}
 	n = strings.ReplaceAll(n, "_", "-")
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password")
+	return strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "session-id") ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password") ||
+		SecretMember(name)
+}
+
+// SecretMember reports JSON member names whose values are secrets by
+// default, in any case and separator style ("github_token", "GitHubToken",
+// "API-KEY" alike): token and any name that ends in the word token
+// (*_token, *Token, *-token), secret, password, passwd, passphrase,
+// credentials, and names that end in them (client_secret, db_password),
+// api_key and *api_key, private_key, secret_key, access_key, signing_key,
+// aws_secret_access_key, access_key_id, authorization, cookie and
+// set_cookie.
+//
+// MCP's own members are not secrets, nor are counts and cursors:
+// progressToken, pageToken, nextPageToken, nextToken and
+// continuationToken (paging), tokens, maxTokens, inputTokens, tokenCount
+// and every other name that does not end in the word token, cursor,
+// nextCursor, sessionId, requestId. The cassette, cassette lint and the
+// live log all decide by this function.
+func SecretMember(name string) bool {
+	return secretKey(memberKey(name))
+}
+
+// secretKey is SecretMember for a name folded by memberKey. It looks at the
+// last byte first: most names end in none of the secret words.
+func secretKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	switch k[len(k)-1] {
+	case 'n': // ...token, authorization
+		if !strings.HasSuffix(k, "token") {
+			return strings.HasSuffix(k, "authorization")
+		}
+		switch k {
+		case "progresstoken", "nexttoken", "continuationtoken":
+			return false
+		}
+		return !strings.HasSuffix(k, "pagetoken")
+	case 't': // ...secret
+		return strings.HasSuffix(k, "secret")
+	case 'd': // ...password, ...passwd, accesskeyid
+		return strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd") || k == "accesskeyid"
+	case 'e': // ...passphrase, cookie, setcookie
+		return strings.HasSuffix(k, "passphrase") || k == "cookie" || k == "setcookie"
+	case 's': // ...credentials
+		return strings.HasSuffix(k, "credentials")
+	case 'l': // ...credential
+		return strings.HasSuffix(k, "credential")
+	case 'y': // ...apikey, ...privatekey, ...secretkey, ...accesskey, ...signingkey
+		return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "privatekey") || strings.HasSuffix(k, "secretkey") ||
+			strings.HasSuffix(k, "accesskey") || strings.HasSuffix(k, "signingkey")
+	}
+	return false
 }
 
 // memberKey folds a member name for comparison: lower case, without "-"
@@ -519,20 +614,7 @@ func (rd *Redactor) secretMemberBytes(name []byte) bool {
 		k = append(k, c)
 	}
 	rd.fold = k
-	return rd.members[string(k)] || (rd.rules.SecretLikeNames && secretLikeMember(unsafeString(k)))
-}
-
-// secretLikeMember reports folded member names that hold credentials. MCP's
-// own members (progressToken, cursor, sessionId...) are not among them.
-func secretLikeMember(k string) bool {
-	switch k {
-	case "apikey", "xapikey", "apisecret", "accesstoken", "refreshtoken", "idtoken", "authtoken", "bearertoken",
-		"sessiontoken", "clientsecret", "secret", "secretkey", "privatekey", "password", "passwd", "authorization",
-		"cookie", "setcookie", "accesskeyid", "secretaccesskey":
-		return true
-	}
-	return strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "password") || strings.HasSuffix(k, "secret") ||
-		strings.HasSuffix(k, "accesstoken") || strings.HasSuffix(k, "secretaccesskey") || strings.HasSuffix(k, "privatekey")
+	return rd.members[string(k)] || (rd.rules.SecretLikeNames && secretKey(unsafeString(k)))
 }
 
 // edit replaces data[start:end] by repl.
@@ -596,7 +678,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		return raw, 0
 	}
 	where := func(path []string) string { return rd.part + " " + strings.Join(path, ".") }
-	walkStrings(raw, func(path []string, start, end int) {
+	walkValues(raw, func(path []string, start, end int) {
 		if path[0] == "jsonrpc" || path[0] == "method" {
 			return
 		}
@@ -633,6 +715,22 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 			return
 		}
 		rd.edits = append(rd.edits, edit{start, end, quote(out)})
+	}, func(path []string, start, end int) {
+		// A number, an object or an array under a secret's name is
+		// replaced whole (a password of digits, "credentials": {...}),
+		// except in a JSON Schema's map of property names, where the
+		// value describes the secret and holds none.
+		if !members || path[0] == "jsonrpc" {
+			return
+		}
+		name := path[len(path)-1]
+		if !rd.secretMember(name) || len(path) > 1 && schemaNameMap(path[len(path)-2]) {
+			return
+		}
+		rd.edits = append(rd.edits, edit{start, end, whole})
+		if rd.find != nil {
+			rd.report(where(path), "member name "+name)
+		}
 	})
 	if len(rd.edits) == 0 {
 		if cached {
@@ -729,9 +827,18 @@ func walkStrings(data []byte, f func(path []string, start, end int)) {
 	w.value(0, nil)
 }
 
+// walkValues is walkStrings that also calls other for every value that is a
+// number, an object or an array, with its byte span (an object's or an
+// array's after the strings inside it).
+func walkValues(data []byte, f, other func(path []string, start, end int)) {
+	w := &walker{data: data, f: f, other: other}
+	w.value(0, nil)
+}
+
 type walker struct {
-	data []byte
-	f    func(path []string, start, end int)
+	data  []byte
+	f     func(path []string, start, end int)
+	other func(path []string, start, end int) // may be nil
 }
 
 func (w *walker) space(i int) int {
@@ -782,6 +889,7 @@ func (w *walker) value(i int, path []string) int {
 		}
 		return end
 	case '{':
+		start := i
 		i = w.space(i + 1)
 		for i < len(w.data) && w.data[i] != '}' {
 			kend := w.str(i)
@@ -797,8 +905,10 @@ func (w *walker) value(i int, path []string) int {
 				i = w.space(i + 1)
 			}
 		}
+		w.done(path, start, i+1)
 		return i + 1
 	case '[':
+		start := i
 		i = w.space(i + 1)
 		for n := 0; i < len(w.data) && w.data[i] != ']'; n++ {
 			i = w.space(w.value(i, append(path, strconv.Itoa(n))))
@@ -806,10 +916,32 @@ func (w *walker) value(i int, path []string) int {
 				i = w.space(i + 1)
 			}
 		}
+		w.done(path, start, i+1)
 		return i + 1
 	}
+	start := i
 	for i < len(w.data) && !strings.ContainsRune(",}] \t\r\n", rune(w.data[i])) {
 		i++
 	}
+	if c := w.data[start]; c == '-' || c >= '0' && c <= '9' {
+		w.done(path, start, i)
+	}
 	return i
+}
+
+// schemaNameMap reports the JSON Schema keywords whose members are named by
+// the schema's author (a property called "password"), not by a value's.
+func schemaNameMap(keyword string) bool {
+	switch keyword {
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+		return true
+	}
+	return false
+}
+
+// done reports a value that is not a string to w.other.
+func (w *walker) done(path []string, start, end int) {
+	if w.other != nil && len(path) > 0 {
+		w.other(path, start, min(end, len(w.data)))
+	}
 }

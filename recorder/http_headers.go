@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpmock/mcpmock/cassettes"
 )
 
 // Redacted replaces a secret in a cassette.
@@ -28,25 +30,6 @@ var keptHeaders = map[string]bool{
 	"Set-Cookie":           true,
 }
 
-// SecretName reports header and query parameter names whose values are
-// secrets, redacted by default: credentials, cookies, the session id, and
-// API-key-like names (x-api-key, *-token, *-secret, *api-key*, *apikey*,
-// token, secret, password, access_token...), and session ids (sessionId,
-// session_id: the message endpoint of HTTP+SSE carries one in its query,
-// random for each session).
-func SecretName(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id",
-		"token", "secret", "password", "key", "auth", "sig", "signature":
-		return true
-	}
-	n = strings.ReplaceAll(n, "_", "-")
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-secret") || strings.HasSuffix(n, "-key") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password") ||
-		n == "sessionid" || strings.HasSuffix(n, "session-id")
-}
-
 // recordedHeaders returns the headers of h that matter (keptHeaders,
 // Mcp-Param-*, and any secret-looking one, whose presence matters even
 // though its value is not kept), secrets redacted; nil when none.
@@ -57,7 +40,7 @@ func recordedHeaders(h http.Header) map[string]string {
 			continue
 		}
 		canon := http.CanonicalHeaderKey(name)
-		secret := SecretName(canon)
+		secret := cassettes.SecretName(canon)
 		if !keptHeaders[canon] && !strings.HasPrefix(canon, "Mcp-Param-") && !secret {
 			continue
 		}
@@ -117,7 +100,7 @@ func namedIn(conn []string, canon string) bool {
 
 // recordedURL is the path and query of a request as the cassette keeps
 // them: the query as it came, in its order, but with the value of each
-// secret-looking parameter (SecretName: api_key, token, sig, sessionId...)
+// secret-looking parameter (cassettes.SecretName: api_key, token, sig, sessionId...)
 // replaced by [REDACTED].
 func recordedURL(u *url.URL) string {
 	if u == nil {
@@ -143,7 +126,7 @@ func recordedURL(u *url.URL) string {
 		if plain, err := url.QueryUnescape(raw); err == nil {
 			name = plain
 		}
-		if hasValue && SecretName(name) {
+		if hasValue && cassettes.SecretName(name) {
 			b.WriteString(raw + "=" + Redacted)
 			continue
 		}

@@ -37,6 +37,9 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if log, err = fb.liveLog(log, ro.Save); err != nil { // record_forbid.go
+		return err
+	}
 	so := &recorder.StdioOptions{Signals: e.signals}
 	closeGuard, err := g.apply(so, &h, e.stderr, log)
 	if err != nil {

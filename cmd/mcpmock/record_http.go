@@ -72,7 +72,7 @@ func redactURL(s string) string {
 	q := u.Query()
 	changed := false
 	for k := range q {
-		if recorder.SecretName(k) {
+		if cassettes.SecretName(k) {
 			q.Set(k, recorder.Redacted)
 			changed = true
 		}

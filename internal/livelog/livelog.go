@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -31,13 +32,22 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	line, level, attrs := Describe(dir, msg, latency, note)
+	line, level, attrs := describe(redactorOf(l), dir, msg, latency, note)
 	l.LogAttrs(context.Background(), level, line, attrs...)
 }
 
 // Describe returns the log line of a message, its level (warnings for
-// errors) and its attributes for structured logs.
+// errors) and its attributes for structured logs, with the secrets that
+// the default redaction rules know hidden.
 func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
+	return describe(defaultRedactor(), dir, msg, latency, note)
+}
+
+// describe is Describe by the rules of rd: the message is redacted first,
+// as a cassette would hold it, then described.
+func describe(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
+	msg = redactMessage(rd, msg)
+	short := func(raw []byte, max int) string { return shortened(rd, raw, max) }
 	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
 	var sb strings.Builder
 	sb.WriteString(dir)
@@ -69,7 +79,7 @@ func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note stri
 			sb.WriteString(" ✗ tool error: " + short([]byte(strconvQuote(text)), 80))
 			attrs = append(attrs, slog.Bool("isError", true))
 		} else {
-			sb.WriteString(" result " + summary(msg.Result))
+			sb.WriteString(" result " + summary(rd, msg.Result))
 		}
 	default:
 		sb.WriteString(" invalid message " + short(msg.Raw, 80))
@@ -90,8 +100,31 @@ func Raw(l *slog.Logger, dir string, line []byte, why string) {
 	if l == nil {
 		return
 	}
-	l.LogAttrs(context.Background(), slog.LevelWarn, fmt.Sprintf("%s ✗ not JSON-RPC (%s): %s", dir, why, short(line, 80)),
+	l.LogAttrs(context.Background(), slog.LevelWarn, fmt.Sprintf("%s ✗ not JSON-RPC (%s): %s", dir, why, shortened(redactorOf(l), line, 80)),
 		slog.String("dir", dirName(dir)), slog.String("kind", "raw"), slog.String("error", why))
+}
+
+// redactMessage returns msg with the secrets of its params, result and
+// error hidden by rd; msg itself when there are none.
+func redactMessage(rd *cassettes.Redactor, msg *jsonrpc.Message) *jsonrpc.Message {
+	params, n := rd.RedactJSON(msg.Params)
+	result, k := rd.RedactJSON(msg.Result)
+	n += k
+	var e *jsonrpc.Error
+	if msg.Error != nil {
+		c := *msg.Error
+		c.Message, k = rd.RedactText(c.Message)
+		n += k
+		c.Data, k = rd.RedactJSON(c.Data)
+		n += k
+		e = &c
+	}
+	if n == 0 {
+		return msg
+	}
+	m := *msg
+	m.Params, m.Result, m.Error = params, result, e
+	return &m
 }
 
 func dirName(dir string) string {
@@ -139,7 +172,8 @@ func toolError(result json.RawMessage) (string, bool) {
 
 // summary shortens a result for the log: the content of a tool result,
 // anything else without its _meta.
-func summary(result json.RawMessage) string {
+func summary(rd *cassettes.Redactor, result json.RawMessage) string {
+	short := func(raw []byte, max int) string { return shortened(rd, raw, max) }
 	var r struct {
 		Content []struct {
 			Type     string `json:"type"`
@@ -169,7 +203,9 @@ func withoutMeta(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-func short(raw []byte, max int) string {
+// shortened is raw compacted and cut to max runes, with the values and
+// patterns of rd hidden before it is cut.
+func shortened(rd *cassettes.Redactor, raw []byte, max int) string {
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
 		buf.Reset()
@@ -182,7 +218,7 @@ func short(raw []byte, max int) string {
 	if len(s) > 4*max+256 {
 		s, cut = s[:4*max+256], true
 	}
-	s = redactText(s)
+	s, _ = rd.RedactText(s)
 	if r := []rune(s); len(r) > max || cut {
 		return string(r[:min(max, len(r))]) + "…"
 	}

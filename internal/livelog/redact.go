@@ -1,50 +1,98 @@
 package livelog
 
 import (
-	"regexp"
-	"strings"
+	"context"
+	"log/slog"
+	"sync"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
 
-// The live log shows short arguments and results; secrets in them are
-// redacted by the default rules of cassettes (the patterns, and the values
-// of secret-named members), so that a token never reaches a terminal or a
-// CI log. The expressions are compiled once and only read after.
-var (
-	logPatterns = func() []*regexp.Regexp {
-		var out []*regexp.Regexp
-		for _, p := range cassettes.DefaultRedactRules().Patterns {
-			out = append(out, regexp.MustCompile(p))
-		}
-		return out
-	}()
-	// memberRE finds "name":"string value" pairs in compact JSON.
-	memberRE = regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})":"((?:[^"\\]|\\.)*)"`)
-)
+// The live log hides what the cassette hides, by the same rules
+// (cassettes.Redactor): the values of secret-named members
+// (cassettes.SecretMember), the patterns of token formats, and literal
+// values. A logger made by Redacting carries the rules of one recording,
+// its user rules and its --forbid values included, and hides them in every
+// line and attribute; any other logger hides what the default rules know.
 
-// redactText replaces the secrets that the default rules know in s.
-func redactText(s string) string {
-	if strings.Contains(s, `":"`) {
-		s = memberRE.ReplaceAllStringFunc(s, func(m string) string {
-			sub := memberRE.FindStringSubmatch(m)
-			if !cassettes.SecretName(sub[1]) || sub[2] == cassettes.Redacted {
-				return m
-			}
-			return `"` + sub[1] + `":"` + cassettes.Redacted + `"`
-		})
+// defaultRedactor is the redactor of the default rules, compiled on first
+// use; its methods that the log calls change nothing in it.
+var defaultRedactor = sync.OnceValue(func() *cassettes.Redactor {
+	rd, err := cassettes.NewRedactor(cassettes.DefaultRedactRules())
+	if err != nil {
+		panic("livelog: the default redaction rules do not compile: " + err.Error())
 	}
-	for _, re := range logPatterns {
-		if !re.MatchString(s) {
-			continue
+	return rd
+})
+
+// Redacting returns a logger that writes to l's handler, with what rd
+// knows replaced by cassettes.Redacted in each message and attribute. The
+// lines of Message and Raw are redacted before they are shortened, so that
+// no secret is shown in part.
+func Redacting(l *slog.Logger, rd *cassettes.Redactor) *slog.Logger {
+	return slog.New(&redactHandler{next: l.Handler(), rd: rd})
+}
+
+// redactorOf returns the rules of l's lines.
+func redactorOf(l *slog.Logger) *cassettes.Redactor {
+	if h, ok := l.Handler().(*redactHandler); ok {
+		return h.rd
+	}
+	return defaultRedactor()
+}
+
+// redactHandler hides secrets in the records it passes on to next.
+type redactHandler struct {
+	next slog.Handler
+	rd   *cassettes.Redactor
+}
+
+func (h *redactHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.next.Enabled(ctx, level)
+}
+
+func (h *redactHandler) Handle(ctx context.Context, r slog.Record) error {
+	msg, _ := h.rd.RedactText(r.Message)
+	out := slog.NewRecord(r.Time, r.Level, msg, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h *redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = h.attr(a)
+	}
+	return &redactHandler{next: h.next.WithAttrs(out), rd: h.rd}
+}
+
+func (h *redactHandler) WithGroup(name string) slog.Handler {
+	return &redactHandler{next: h.next.WithGroup(name), rd: h.rd}
+}
+
+// attr redacts the text of an attribute: strings, errors and groups.
+func (h *redactHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		if s, n := h.rd.RedactText(v.String()); n > 0 {
+			return slog.String(a.Key, s)
 		}
-		s = re.ReplaceAllStringFunc(s, func(m string) string {
-			sub := re.FindStringSubmatchIndex(m)
-			if len(sub) >= 4 && sub[2] >= 0 {
-				return m[:sub[2]] + cassettes.Redacted + m[sub[3]:]
-			}
-			return cassettes.Redacted
-		})
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, ga := range g {
+			out[i] = h.attr(ga)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			s, _ := h.rd.RedactText(err.Error())
+			return slog.String(a.Key, s)
+		}
 	}
-	return s
+	return slog.Attr{Key: a.Key, Value: v}
 }
