@@ -544,7 +544,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 				hs.cancel(m.msg)
 			}
 		case jsonrpc.KindRequest:
-			plan := s.Handle(m.msg)
+			// A miss is explained under the request's context: a client
+			// that leaves stops it.
+			plan := s.handleContext(r.Context(), m.msg)
 			h.e.logRequest(m.msg, plan)
 			calls = append(calls, call{m.msg, plan})
 		}

@@ -238,11 +238,12 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 	}
 	start := time.Now()
 	note := ""
-	plan := c.s.Handle(msg)
+	// A miss is explained in the request's goroutine (settle): the next
+	// requests are not kept waiting for it.
+	plan := c.s.planFor(msg)
 	switch {
 	case plan.Miss != nil:
 		note = "no match"
-		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
 	case plan.Interaction > 0:
 		note = "replayed #" + strconv.Itoa(plan.Interaction)
 	}
@@ -261,6 +262,12 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			delete(c.inflight, msg.ID)
 			c.mu.Unlock()
 		}()
+		if plan.Miss != nil {
+			// Explained in full even when the session ends: the answers
+			// in flight are still written (ServeSession).
+			c.s.settle(context.WithoutCancel(rctx), msg, plan)
+			log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+		}
 		c.run(rctx, plan, start, respond, inBatch)
 		if inBatch {
 			plan.Release() // the batch answer holds the response
