@@ -149,7 +149,7 @@ func (e *Engine) explain(ctx context.Context, m *Miss) {
 		x.c = Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), Diff: boundDiff(res.Diff, x.cut), diffs: res.Differences, pos: n}
 		for i, d := range res.Differences {
 			if i == maxDifferences {
-				x.c.Differences = append(x.c.Differences, fmt.Sprintf("%d more %s", len(res.Differences)-i, truncated))
+				x.c.Differences = append(x.c.Differences, fmt.Sprintf("%d more differences %s", len(res.Differences)-i, truncated))
 				break
 			}
 			x.c.Differences = append(x.c.Differences, d.String())
@@ -166,7 +166,7 @@ func (e *Engine) explain(ctx context.Context, m *Miss) {
 	for i := 0; i < len(all) && i < maxCandidates; i++ {
 		m.Candidates = append(m.Candidates, all[i].c)
 	}
-	if len(all) > 0 {
+	if len(all) > 0 && ctx.Err() == nil {
 		m.Hint = e.hint(all[0])
 	}
 }
