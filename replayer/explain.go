@@ -23,7 +23,7 @@ import (
 // bounded (BenchmarkMiss: at most 50 ms at a 1 MB request against 1,000
 // recorded calls, linear in both): a sketch of every candidate ranks them
 // without comparing any in full, only the best maxDiffed are compared, and
-// requests larger than maxExplained are compared abbreviated
+// requests larger than maxExplained (16 KB) are compared abbreviated
 // (matcher.Abbreviate).
 
 const (
@@ -34,7 +34,7 @@ const (
 	maxDiffed = 2 * maxCandidates
 	// maxExplained is the size of params beyond which a miss compares
 	// the abbreviated requests.
-	maxExplained = 64 << 10
+	maxExplained = 16 << 10
 	// maxDifferences is how many differences a candidate lists.
 	maxDifferences = 20
 	// maxDiffBytes bounds a candidate's diff.
