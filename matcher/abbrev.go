@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -20,7 +19,7 @@ import (
 // size; a large request of usual shape (a few arguments, one long array or
 // string) shortens to a few hundred bytes.
 const (
-	// AbbrevWhole is the size, in bytes of JSON text, up to which a value
+	// AbbrevWhole is the size, in bytes of canonical JSON, up to which a value
 	// is kept whole.
 	AbbrevWhole = 128
 	// AbbrevPrefix is how many bytes of a longer string are kept.
@@ -50,13 +49,16 @@ func Abbreviate(r Request) (short Request, cut bool) {
 	if len(params) == 0 || !json.Valid(params) {
 		return r, false
 	}
-	a := abbreviator{sc: scratches.Get().(*scratch)}
-	defer func() {
-		if cap(a.sc.buf) <= maxScratch {
-			scratches.Put(a.sc)
-		}
-	}()
-	out, ok := a.value(nil, params, 0)
+	// The canonical text first: then the size of a value, and what is
+	// hashed of it, depend on the value only, not on how it was written.
+	sc := scratches.Get().(*scratch)
+	canon, ok := sc.appendCanonical(make([]byte, 0, len(params)), params)
+	scratches.Put(sc)
+	if !ok {
+		return r, false
+	}
+	a := abbreviator{}
+	out, ok := a.value(make([]byte, 0, min(len(canon), 4<<10)), canon, 0)
 	if !ok {
 		return r, false
 	}
@@ -64,15 +66,13 @@ func Abbreviate(r Request) (short Request, cut bool) {
 }
 
 type abbreviator struct {
-	sc  *scratch
 	cut bool
 }
 
-// value writes the abbreviation of one valid JSON value.
+// value writes the abbreviation of one value in canonical form.
 func (a *abbreviator) value(dst, raw []byte, depth int) ([]byte, bool) {
-	raw = bytes.TrimSpace(raw)
 	if len(raw) <= AbbrevWhole {
-		return a.sc.appendCanonical(dst, raw)
+		return append(dst, raw...), true
 	}
 	switch raw[0] {
 	case '"':
@@ -80,139 +80,102 @@ func (a *abbreviator) value(dst, raw []byte, depth int) ([]byte, bool) {
 		if !ok {
 			return dst, false
 		}
-		if len(s) <= AbbrevWhole {
-			return appendString(dst, s), true // long only by its escapes
-		}
 		a.cut = true
-		h := hashOf([]byte(s))
-		return appendString(dst, fmt.Sprintf("%s…(%d bytes, #%s)", prefix(s, AbbrevPrefix), len(s), h)), true
+		return appendString(dst, fmt.Sprintf("%s…(%d bytes, #%s)", prefix(s, AbbrevPrefix), len(s), hashOf(raw))), true
 	case '[':
 		return a.array(dst, raw, depth)
 	case '{':
 		return a.object(dst, raw, depth)
 	}
-	// A number of more than AbbrevWhole digits.
-	n := CanonicalNumber(string(raw))
-	if len(n) <= AbbrevWhole {
-		return append(dst, n...), true
-	}
+	// A number of more than AbbrevWhole characters.
 	a.cut = true
-	return appendString(dst, fmt.Sprintf("…(a number of %d characters, #%s)", len(n), hashOf([]byte(n)))), true
+	return appendString(dst, fmt.Sprintf("…(a number of %d characters, #%s)", len(raw), hashOf(raw))), true
 }
 
 func (a *abbreviator) array(dst, raw []byte, depth int) ([]byte, bool) {
-	var elems [][]byte
-	if err := jsonrpc.EachElement(raw, func(v []byte) error { elems = append(elems, v); return nil }); err != nil {
-		return dst, false
-	}
 	keep := AbbrevFanout
 	if depth >= AbbrevDepth {
 		keep = 0
 	}
+	h := fnv.New64a()
+	n, rest := 0, 0
 	dst = append(dst, '[')
-	for i, v := range elems[:min(keep, len(elems))] {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = a.value(dst, v, depth+1); !ok {
-			return dst, false
-		}
-	}
-	if rest := elems[min(keep, len(elems)):]; len(rest) > 0 {
-		a.cut = true
-		h := fnv.New64a()
-		for _, v := range rest {
-			if !a.hashCanonical(h, v) {
-				return dst, false
+	err := jsonrpc.EachElement(raw, func(v []byte) error {
+		if n++; n <= keep {
+			if n > 1 {
+				dst = append(dst, ',')
 			}
+			var ok bool
+			if dst, ok = a.value(dst, v, depth+1); !ok {
+				return errBadValue
+			}
+			return nil
 		}
-		if keep > 0 {
-			dst = append(dst, ',')
-		}
-		more := "more "
-		if keep == 0 {
-			more = ""
-		}
-		dst = appendString(dst, fmt.Sprintf("…(%d %selements, #%012x)", len(rest), more, h.Sum64()>>16))
-	}
-	return append(dst, ']'), true
-}
-
-func (a *abbreviator) object(dst, raw []byte, depth int) ([]byte, bool) {
-	type member struct {
-		name  string
-		value []byte
-	}
-	var members []member
-	err := jsonrpc.EachMemberRaw(raw, func(quoted, value []byte) error {
-		name, ok := jsonrpc.Unquote(quoted)
-		if !ok {
-			return errBadValue
-		}
-		// The last of duplicates wins, as in encoding/json.
-		members = slices.DeleteFunc(members, func(m member) bool { return m.name == name })
-		members = append(members, member{name, value})
+		rest++
+		h.Write(v)
+		h.Write([]byte{','})
 		return nil
 	})
 	if err != nil {
 		return dst, false
 	}
-	slices.SortFunc(members, func(x, y member) int {
-		switch {
-		case x.name < y.name:
-			return -1
-		case x.name > y.name:
-			return 1
+	if rest > 0 {
+		a.cut = true
+		more := "more "
+		if keep == 0 {
+			more = ""
+		} else {
+			dst = append(dst, ',')
 		}
-		return 0
-	})
+		dst = appendString(dst, fmt.Sprintf("…(%d %selements, #%012x)", rest, more, h.Sum64()>>16))
+	}
+	return append(dst, ']'), true
+}
+
+func (a *abbreviator) object(dst, raw []byte, depth int) ([]byte, bool) {
 	keep := AbbrevFanout
 	if depth >= AbbrevDepth {
 		keep = 0
 	}
+	h := fnv.New64a()
+	n, rest := 0, 0
 	dst = append(dst, '{')
-	for i, m := range members[:min(keep, len(members))] {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, m.name)
-		dst = append(dst, ':')
-		var ok bool
-		if dst, ok = a.value(dst, m.value, depth+1); !ok {
-			return dst, false
-		}
-	}
-	if rest := members[min(keep, len(members)):]; len(rest) > 0 {
-		a.cut = true
-		h := fnv.New64a()
-		for _, m := range rest {
-			h.Write(appendString(nil, m.name))
-			if !a.hashCanonical(h, m.value) {
-				return dst, false
+	// Canonical: the members are sorted by name, without duplicates.
+	err := jsonrpc.EachMemberRaw(raw, func(quoted, value []byte) error {
+		if n++; n <= keep {
+			if n > 1 {
+				dst = append(dst, ',')
 			}
+			dst = append(append(dst, quoted...), ':')
+			var ok bool
+			if dst, ok = a.value(dst, value, depth+1); !ok {
+				return errBadValue
+			}
+			return nil
 		}
-		if keep > 0 {
-			dst = append(dst, ',')
-		}
+		rest++
+		h.Write(quoted)
+		h.Write([]byte{':'})
+		h.Write(value)
+		h.Write([]byte{','})
+		return nil
+	})
+	if err != nil {
+		return dst, false
+	}
+	if rest > 0 {
+		a.cut = true
 		more := "more "
 		if keep == 0 {
 			more = ""
+		} else {
+			dst = append(dst, ',')
 		}
 		dst = appendString(dst, "…")
 		dst = append(dst, ':')
-		dst = appendString(dst, fmt.Sprintf("%d %smembers, #%012x", len(rest), more, h.Sum64()>>16))
+		dst = appendString(dst, fmt.Sprintf("%d %smembers, #%012x", rest, more, h.Sum64()>>16))
 	}
 	return append(dst, '}'), true
-}
-
-// hashCanonical adds the canonical JSON of raw to h, then a separator.
-func (a *abbreviator) hashCanonical(h interface{ Write([]byte) (int, error) }, raw []byte) bool {
-	buf, ok := a.sc.appendCanonical(a.sc.buf[:0], raw)
-	a.sc.buf = buf[:0]
-	h.Write(buf)
-	h.Write([]byte{0})
-	return ok
 }
 
 // hashOf is the 48-bit hash that Abbreviate shows, in hex.

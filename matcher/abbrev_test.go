@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,7 +21,7 @@ func TestAbbreviate(t *testing.T) {
 	}{
 		{"small: canonical only", `{ "b": 1.0, "a": [1e2] }`, `{"a":[100],"b":1}`, false},
 		{"invalid JSON: as it is", `{"a":`, `{"a":`, false},
-		{"a long string", `{"s":"` + long + `"}`, `{"s":"` + long[:AbbrevPrefix] + `…(300 bytes, #` + hashOf([]byte(long)) + `)"}`, true},
+		{"a long string", `{"s":"` + long + `"}`, `{"s":"` + long[:AbbrevPrefix] + `…(300 bytes, #` + hashOf([]byte(`"`+long+`"`)) + `)"}`, true},
 		{"a long array keeps its first elements, as an array", `{"a":` + array + `}`,
 			`{"a":[` + strings.Join(elems[:AbbrevFanout], ",") + `,"…(34 more elements, #`, true},
 		{"an object of many members keeps the first by name", `{"o":{` + members(10) + `}}`, `{"o":{"m0":"value of member 0","m1":"value of member 1","m2":"value of member 2","m3":"value of member 3","m4":"value of member 4","m5":"value of member 5","…":"4 more members, #`, true},
@@ -105,4 +106,39 @@ func TestAbbreviateBound(t *testing.T) {
 	if !cut || len(short.Params) > limit || !json.Valid(short.Params) {
 		t.Errorf("%d bytes abbreviate to %d (cut %v), want at most %d", len(params), len(short.Params), cut, limit)
 	}
+}
+
+func ExampleAbbreviate() {
+	long := `"` + strings.Repeat("lorem ipsum ", 100) + `"`
+	short, cut := Abbreviate(Request{Method: "tools/call", Params: json.RawMessage(`{"name":"summarize","arguments":{"text":` + long + `,"max":10}}`)})
+	fmt.Println(cut)
+	fmt.Println(string(short.Params))
+	// Output:
+	// true
+	// {"arguments":{"max":10,"text":"lorem ipsum lorem ipsum lorem ipsum lorem ipsum …(1200 bytes, #133383213f9c)"},"name":"summarize"}
+}
+
+// FuzzAbbreviate: any JSON abbreviates to JSON, and the same value written
+// otherwise (indented) abbreviates alike.
+func FuzzAbbreviate(f *testing.F) {
+	f.Add(`{"a":[1,2,3],"b":"x"}`)
+	f.Add(`{"s":"` + strings.Repeat("é", 200) + `"}`)
+	f.Add(`[` + strings.Repeat(`{"k":"`+strings.Repeat("v", 30)+`"},`, 20) + `0]`)
+	f.Add(`{"n":1` + strings.Repeat("0", 200) + `}`)
+	f.Fuzz(func(t *testing.T, params string) {
+		if !json.Valid([]byte(params)) {
+			return
+		}
+		short, _ := Abbreviate(Request{Params: json.RawMessage(params)})
+		if !json.Valid(short.Params) {
+			t.Fatalf("%s abbreviates to %s, not JSON", params, short.Params)
+		}
+		var indented bytes.Buffer
+		if json.Indent(&indented, []byte(params), "", "  ") != nil {
+			return
+		}
+		if again, _ := Abbreviate(Request{Params: indented.Bytes()}); !bytes.Equal(again.Params, short.Params) {
+			t.Fatalf("indented, %s abbreviates to\n%s\nnot\n%s", params, again.Params, short.Params)
+		}
+	})
 }
