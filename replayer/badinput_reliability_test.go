@@ -33,7 +33,8 @@ type stdioCase struct {
 func stdioCatalogue() []stdioCase {
 	cases := []stdioCase{
 		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, []string{"error -32700 id null"}},
-		{"invalid request: no method", `{"jsonrpc":"2.0","id":2}`, []string{"error -32600 id null"}},
+		{"invalid request: no method", `{"jsonrpc":"2.0","id":2}`, []string{"error -32600 id 2"}},
+		{"invalid request: a method that is no string", `{"jsonrpc":"2.0","id":7,"method":5}`, []string{"error -32600 id 7"}},
 		{"invalid request: not an object", `42`, []string{"error -32600 id null"}},
 		{"binary garbage", "\x00\x01\x02\xfe\xff garbage \x1b[31m", []string{"error -32700 id null"}},
 		// Accepted as encoding/json accepts it (U+FFFD), then a miss: the

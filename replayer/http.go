@@ -460,11 +460,7 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 			livelog.Raw(h.e.opts.Logger, livelog.ToServer, el, "invalid message")
 			var rpcErr *jsonrpc.Error
 			if errors.As(err, &rpcErr) {
-				id := jsonrpc.ID("")
-				if msg != nil && validID(msg.ID) {
-					id = msg.ID
-				}
-				writeRPCError(w, http.StatusBadRequest, id, rpcErr.Code, rpcErr.Message, nil)
+				writeRPCError(w, http.StatusBadRequest, invalidID(el, msg), rpcErr.Code, rpcErr.Message, nil)
 			} else {
 				writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
 			}
@@ -544,7 +540,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 				hs.cancel(m.msg)
 			}
 		case jsonrpc.KindRequest:
-			plan := s.Handle(m.msg)
+			// A miss is explained under the request's context: a client
+			// that leaves stops it.
+			plan := s.handleContext(r.Context(), m.msg)
 			h.e.logRequest(m.msg, plan)
 			calls = append(calls, call{m.msg, plan})
 		}

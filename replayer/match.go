@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"regexp"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -247,7 +244,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 		if r := s.chooseIn(plain); r != nil {
 			return r, nil
 		}
-		return nil, e.explain(live, true)
+		return nil, e.newMiss(live, true)
 	}
 	var matches, loose []int
 	var liveExact map[matcher.Matcher]uint64 // exact-key hash of live, per matcher
@@ -303,7 +300,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 		s.used[again]++
 		return e.requests[again], nil
 	}
-	return nil, e.explain(live, len(matches) > 0)
+	return nil, e.newMiss(live, len(matches) > 0)
 }
 
 // chooseIn is choose for a plain key list: the requests all match, in
@@ -336,85 +333,4 @@ func (s *Session) chooseIn(l *keyList) *recorded {
 		return e.requests[n]
 	}
 	return nil
-}
-
-// maxCandidates is how many near misses a Miss lists.
-const maxCandidates = 3
-
-// explain ranks the recorded requests of the same method (of the same tool,
-// when the cassette has calls of it) by how far they are from live, and
-// says what rule would have accepted the closest one.
-func (e *Engine) explain(live matcher.Request, exhausted bool) *Miss {
-	m := &Miss{Method: live.Method, Tool: live.Tool(), Exhausted: exhausted}
-	idx := e.byMethod[live.Method]
-	m.Recorded = len(idx) > 0
-	if !m.Recorded || exhausted {
-		return m
-	}
-	if m.Tool != "" {
-		var same []int
-		for _, n := range idx {
-			if e.requests[n].req.Tool() == m.Tool {
-				same = append(same, n)
-			}
-		}
-		if len(same) > 0 {
-			idx = same
-		}
-	}
-	type ranked struct {
-		c    Candidate
-		dist int
-	}
-	var all []ranked
-	for _, n := range idx {
-		r := e.requests[n]
-		res := r.m.Match(r.req, live)
-		c := Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), Diff: res.Diff, diffs: res.Differences, pos: n}
-		for _, d := range res.Differences {
-			c.Differences = append(c.Differences, d.String())
-		}
-		all = append(all, ranked{c, res.Distance()})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].dist < all[j].dist })
-	for i := 0; i < len(all) && i < maxCandidates; i++ {
-		m.Candidates = append(m.Candidates, all[i].c)
-	}
-	m.Hint = e.hint(live, m.Candidates[0])
-	return m
-}
-
-// hint says which ignore rule would have made live match the candidate,
-// after checking that it would.
-func (e *Engine) hint(live matcher.Request, c Candidate) string {
-	var paths []string
-	for _, d := range c.diffs {
-		if d.Path == "" || d.Path == "name" {
-			return "" // another method or tool: no rule should paper over that
-		}
-		paths = append(paths, d.Path)
-	}
-	if len(paths) == 0 {
-		return ""
-	}
-	r := e.requests[c.pos]
-	loose, err := matcher.WithConfig(r.m, &matcher.Config{Ignore: paths})
-	if err != nil || !loose.Match(r.req, live).Match {
-		return ""
-	}
-	flags := make([]string, len(paths))
-	for i, p := range paths {
-		flags[i] = "--match-ignore " + shellQuote(p)
-	}
-	rule, _ := json.Marshal(map[string][]string{"ignore": paths})
-	return fmt.Sprintf("to accept this, ignore %s: %s, or \"match\": %s in the cassette", strings.Join(paths, ", "), strings.Join(flags, " "), rule)
-}
-
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:-]+$`)
-
-func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,12 +202,8 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && msg != nil {
 			livelog.Raw(log, livelog.ToServer, raw, rpcErr.Message)
-			id := msg.ID
-			if msg.Kind() == jsonrpc.KindInvalid || !validID(id) {
-				id = ""
-			}
 			c.e.stats.messages.Add(1)
-			respond(jsonrpc.ErrorResponse(id, rpcErr))
+			respond(jsonrpc.ErrorResponse(invalidID(raw, msg), rpcErr))
 		} else {
 			livelog.Raw(log, livelog.ToServer, raw, "parse error")
 			c.e.stats.messages.Add(1)
@@ -238,11 +235,12 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 	}
 	start := time.Now()
 	note := ""
-	plan := c.s.Handle(msg)
+	// A miss is explained in the request's goroutine (settle): the next
+	// requests are not kept waiting for it.
+	plan := c.s.planFor(msg)
 	switch {
 	case plan.Miss != nil:
 		note = "no match"
-		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
 	case plan.Interaction > 0:
 		note = "replayed #" + strconv.Itoa(plan.Interaction)
 	}
@@ -261,6 +259,12 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 			delete(c.inflight, msg.ID)
 			c.mu.Unlock()
 		}()
+		if plan.Miss != nil {
+			// Explained in full even when the session ends: the answers
+			// in flight are still written (ServeSession).
+			c.s.settle(context.WithoutCancel(rctx), msg, plan)
+			log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+		}
 		c.run(rctx, plan, start, respond, inBatch)
 		if inBatch {
 			plan.Release() // the batch answer holds the response
@@ -375,6 +379,26 @@ func (c *conn) cancel(msg *jsonrpc.Message) {
 	if ok {
 		cancel(errCancelledByClient)
 	}
+}
+
+// invalidID is the id that answers an invalid message, on every
+// transport: its "id" wherever that could be read as a string or a number
+// (even when Parse stopped before it, at a "method" that is no string),
+// else none (null), as JSON-RPC 2.0 says.
+func invalidID(raw []byte, msg *jsonrpc.Message) jsonrpc.ID {
+	var id jsonrpc.ID
+	if msg != nil {
+		id = msg.ID
+	}
+	if id == "" {
+		if v, err := jsonrpc.Member(raw, "id"); err == nil {
+			id = jsonrpc.ID(bytes.TrimSpace(v))
+		}
+	}
+	if !validID(id) {
+		return ""
+	}
+	return id
 }
 
 func validID(id jsonrpc.ID) bool {

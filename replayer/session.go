@@ -67,6 +67,9 @@ type Step struct {
 	// completes is the live elicitationId that a StepSend of a
 	// notifications/elicitation/complete completes (protocol_elicit.go).
 	completes string
+	// missAnswer marks the answer to a miss, which settle rewrites once
+	// the miss is explained (explain.go).
+	missAnswer bool
 
 	// For a StepAwaitReply: the recorded reply, the server request's
 	// method, and the live id of the client request it belongs to.
@@ -229,6 +232,13 @@ func (e *Engine) NewSession() *Session {
 // For a client's response (a reply to a server-to-client request), use
 // Deliver instead.
 func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
+	return s.handleContext(context.Background(), msg)
+}
+
+// planFor is Handle without the explanation of a miss: a plan with a Miss
+// still to explain (Miss.pending) is completed by settle (explain.go),
+// which also calls OnMiss and OnRequest for it.
+func (s *Session) planFor(msg *jsonrpc.Message) *Plan {
 	s.e.stats.messages.Add(1)
 	if msg.Kind() != jsonrpc.KindRequest {
 		return &Plan{}
@@ -242,6 +252,14 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 	}
 	plan = s.elicitOut(s.taskOut(msg, plan, known), chain) // protocol_elicit.go
 	s.noteVersion(msg, plan)                               // protocol_batch.go
+	if !plan.pending() {
+		s.onRequest(msg, plan)
+	}
+	return plan
+}
+
+// onRequest calls Options.OnRequest for a handled request.
+func (s *Session) onRequest(msg *jsonrpc.Message, plan *Plan) {
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
@@ -255,7 +273,6 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 		}
 		f(ev)
 	}
-	return plan
 }
 
 func (s *Session) handle(msg *jsonrpc.Message) *Plan {
@@ -305,10 +322,10 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 			return plan
 		}
 		s.e.stats.unmatched.Add(1)
-		if s.e.opts.OnMiss != nil {
-			s.e.opts.OnMiss(*miss)
-		}
-		return &Plan{Miss: miss, Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.RPCError())}}}
+		// The answer says what settle will explain (explain.go); until
+		// then it names the method and tool only.
+		miss.id = msg.ID
+		return &Plan{Miss: miss, Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.RPCError()), missAnswer: true}}}
 	}
 	s.e.stats.matched.Add(1)
 	s.e.markUsed(r)
@@ -616,6 +633,12 @@ type Miss struct {
 	Candidates []Candidate `json:"candidates,omitempty"`
 	// Hint says what would make the request match, when one change would.
 	Hint string `json:"hint,omitempty"`
+
+	// live and id are the missed request, kept until settle explains the
+	// miss (pending); then live is dropped (explain.go).
+	live    matcher.Request
+	id      jsonrpc.ID
+	pending bool
 }
 
 // Candidate is a recorded request close to a missed one.
