@@ -77,8 +77,10 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			}
 		case jsonrpc.KindRequest:
 			start := time.Now()
-			plan := hs.s.Handle(m.msg)
-			h.e.logRequest(m.msg, plan)
+			// The answer goes on the event stream: a miss is explained
+			// after the POST is answered, and the end of the session
+			// stops the explanation (settle).
+			plan := hs.s.planFor(m.msg)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			forget, ok := hs.track(m.msg.ID, cancel)
 			if !ok {
@@ -89,6 +91,8 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			go func() {
 				defer forget()
 				defer cancel(nil)
+				hs.s.settle(ctx, m.msg, plan)
+				h.e.logRequest(m.msg, plan)
 				push := func(msg []byte, _ bool) error { hs.push(msg); return nil }
 				hs.s.runHTTP(ctx, plan, start, push, hs.push)
 				plan.Release()

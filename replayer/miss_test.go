@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -213,5 +214,77 @@ func TestMissDifferencesBounded(t *testing.T) {
 	d := data.Candidates[0].Differences
 	if len(d) != maxDifferences+1 || d[maxDifferences] != "30 more differences (diff truncated)" {
 		t.Errorf("%d differences, ending %q; want %d and a note of the 30 cut", len(d), d[len(d)-1], maxDifferences)
+	}
+}
+
+// On the HTTP+SSE transport the answer goes on the event stream: the POST
+// that carries a miss is answered 202 while the miss is still being
+// explained, and the explained answer follows on the stream.
+func TestSSEMissDoesNotHoldThePOST(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	var once sync.Once
+	gate := func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	c, err := cassettes.Parse("test.json", []byte(missCassetteText(t, 20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c, &Options{Matcher: gatedMatcher{gate: gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.Handler(nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	data := func() string {
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				return d
+			}
+		}
+		t.Fatalf("the stream ended: %v", sc.Err())
+		return ""
+	}
+	endpoint := srv.URL + "/" + data()
+	post := func(body []byte) int {
+		resp, err := http.Post(endpoint, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)); got != 202 {
+		t.Fatalf("initialize: %d", got)
+	}
+	data()
+	posted := make(chan int, 1)
+	go func() { posted <- post(missRequest(256<<10, "docs")) }()
+	<-entered
+	// The explanation is held at its first comparison; the POST must
+	// not wait for it.
+	if got := <-posted; got != 202 {
+		t.Errorf("POST of the miss: %d, want 202", got)
+	}
+	close(release)
+	if d := data(); !strings.Contains(d, `"code":-32010`) || !strings.Contains(d, "closest") {
+		t.Errorf("stream carried %.300s, want the explained miss", d)
 	}
 }
