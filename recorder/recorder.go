@@ -862,7 +862,7 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 	dir := dirOf(from)
 	livelog.Raw(b.log, dir, data, why)
 	s := string(data)
-	if idx, ok := b.pending.latest(); ok && from == cassettes.FromServer {
+	if idx, ok := b.owner(); ok && from == cassettes.FromServer {
 		in := b.at(idx)
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Raw: &s})
 		b.landed = idx
