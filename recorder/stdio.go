@@ -68,6 +68,10 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Dir = o.Dir
 	cmd.Stderr = stderr
+	// A stderr that is not a file is copied by a goroutine of exec's, which
+	// a descendant holding the pipe would keep: Wait waits no longer than
+	// stderrDrainGrace for it once the server has exited.
+	cmd.WaitDelay = stderrDrainGrace
 	// The tap's ends of the pipes to the child are under the runtime's
 	// poller, as cmd.StdinPipe and StdoutPipe would put them: a forwarder
 	// waiting for the server's next line is parked, holding no P and no
@@ -186,6 +190,8 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			status = 128 + int(ws.Signal())
 		}
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		// Exited with status 0; a descendant still holds its stderr.
 	case waitErr != nil:
 		return 1, fmt.Errorf("recorder: %w", waitErr)
 	}
@@ -319,6 +325,10 @@ type exitReader struct {
 // exitDrainGrace is how long a read of the server's stdout waits for data
 // once the server process has exited.
 const exitDrainGrace = 200 * time.Millisecond
+
+// stderrDrainGrace is how long the copy of the server's stderr may go on
+// once the server has exited (when stderr is not a file).
+const stderrDrainGrace = time.Second
 
 func (r *exitReader) Read(p []byte) (int, error) {
 	if r.exited.Load() {
