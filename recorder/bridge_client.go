@@ -239,7 +239,21 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 			lastID = b.resume(lastID, ex, deliver)
 		}
 	} else {
-		data, err := io.ReadAll(resp.Body)
+		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.tap.max)+1))
+		if err == nil && len(data) > b.tap.max {
+			// A line past the limit would not be read by the client either:
+			// its requests get an error instead, and the rest is not read.
+			size := fmt.Sprintf("more than %d bytes", b.tap.max)
+			if resp.ContentLength > 0 {
+				size = fmt.Sprintf("%d bytes", resp.ContentLength)
+			}
+			msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", b.tap.upstream.Redacted(), size, b.tap.max)
+			b.log.Warn(msg)
+			b.rec.ObserveHTTPResponse(note, time.Now())
+			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+			b.failAll(ids, msg)
+			return
+		}
 		if err != nil {
 			// The server went away in the middle of its answer (a crash, a
 			// restart): no half message for the client, an error for each
@@ -314,6 +328,10 @@ func (b *clientBridge) readStream(body io.Reader, ex uint64, stream string, deli
 		ev, err := sr.Next()
 		if err != nil {
 			return last
+		}
+		if ev.TooLong {
+			b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", ev.Size, b.tap.upstream.Redacted(), b.tap.max))
+			return ""
 		}
 		if ev.HasID {
 			last = ev.ID

@@ -166,7 +166,22 @@ func TestBridgeUpstreamBreaksOff(t *testing.T) {
 		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res")
 		buf.Flush()
 	}))
-	upURL := up.URL
+	call, end := startBridge(t, up.URL+"/mcp", nil)
+	if msg := call("1"); msg.ID != "1" || msg.Error == nil || !strings.Contains(msg.Error.Message, "broke off") {
+		t.Fatalf("an answer broken off: %s, want an error for id 1", msg.Raw)
+	}
+	up.Close()
+	if msg := call("2"); msg.ID != "2" || msg.Error == nil {
+		t.Fatalf("the server down: %s, want an error for id 2", msg.Raw)
+	}
+	end()
+}
+
+// startBridge runs StdioToHTTP to upURL and returns a function that sends
+// a ping of the given id and returns the message the client gets back, and
+// one that ends the client's input and checks that the bridge ended well.
+func startBridge(t *testing.T, upURL string, opts *BridgeOptions) (call func(id string) *jsonrpc.Message, end func()) {
+	t.Helper()
 	rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -176,11 +191,11 @@ func TestBridgeUpstreamBreaksOff(t *testing.T) {
 	bridgeR, clientW := io.Pipe()
 	bridged := make(chan error, 1)
 	go func() {
-		bridged <- StdioToHTTP(testCtx(t), upURL+"/mcp", bridgeR, bridgeW, rec, nil)
+		bridged <- StdioToHTTP(testCtx(t), upURL, bridgeR, bridgeW, rec, opts)
 		bridgeW.Close()
 	}()
-	lines := jsonrpc.NewLineReader(clientR, 1<<20)
-	call := func(id string) *jsonrpc.Message {
+	lines := jsonrpc.NewLineReader(clientR, 4<<20)
+	call = func(id string) *jsonrpc.Message {
 		t.Helper()
 		io.WriteString(clientW, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`+"\n")
 		line, err := lines.ReadLine()
@@ -189,19 +204,16 @@ func TestBridgeUpstreamBreaksOff(t *testing.T) {
 		}
 		msg, err := jsonrpc.Parse(line)
 		if err != nil {
-			t.Fatalf("the client got %q: not a JSON-RPC message", line)
+			t.Fatalf("the client got %.200q: not a JSON-RPC message", line)
 		}
 		return msg
 	}
-	if msg := call("1"); msg.ID != "1" || msg.Error == nil || !strings.Contains(msg.Error.Message, "broke off") {
-		t.Fatalf("an answer broken off: %s, want an error for id 1", msg.Raw)
+	end = func() {
+		t.Helper()
+		clientW.Close()
+		if err := <-bridged; err != nil {
+			t.Errorf("StdioToHTTP: %v", err)
+		}
 	}
-	up.Close()
-	if msg := call("2"); msg.ID != "2" || msg.Error == nil {
-		t.Fatalf("the server down: %s, want an error for id 2", msg.Raw)
-	}
-	clientW.Close()
-	if err := <-bridged; err != nil {
-		t.Errorf("StdioToHTTP: %v", err)
-	}
+	return call, end
 }

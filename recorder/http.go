@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -234,8 +235,13 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.forwardSSE(w, r, resp.Body, ex)
 		return
 	}
-	// A JSON body, a 202 or an error: one message at most, read whole.
-	data, err := readAll(resp.Body, resp.ContentLength)
+	// A JSON body, a 202 or an error: one message at most, read whole if
+	// it is within the message limit, else passed on as it comes.
+	data, err := readAll(io.LimitReader(resp.Body, int64(t.max)+1), min(resp.ContentLength, int64(t.max)+1))
+	if err == nil && len(data) > t.max {
+		t.forwardLong(w, r, resp, data, ex, mcp, form)
+		return
+	}
 	if err != nil {
 		// The upstream went away in the middle of its answer (it crashed or
 		// restarted): the client gets a clear error, not half a body.
@@ -263,6 +269,36 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header()["Content-Length"] = []string{strconv.Itoa(len(data))}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+}
+
+// forwardLong passes on an answer past the message limit, of which start
+// was read: its headers, start, then the rest as it comes, so that the
+// tap holds no more than the limit of it. The cassette gets a note of its
+// size in its place, and the log a warning.
+func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Response, start []byte, ex uint64, mcp bool, form string) {
+	size := fmt.Sprintf("more than %d bytes", t.max)
+	if resp.ContentLength > 0 {
+		size = fmt.Sprintf("%d bytes", resp.ContentLength)
+	}
+	t.log.Warn(fmt.Sprintf("mcpmock: an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.upstream.Redacted(), r.Method, r.URL.Path, t.max))
+	if mcp {
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, time.Now())
+		t.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s passed; it is over the recording limit of %d bytes and was not kept]", size, t.max), time.Now(), HTTPNote{Exchange: ex})
+	}
+	copyHeaders(w.Header(), resp.Header)
+	delete(w.Header(), "Content-Length")
+	if resp.ContentLength > 0 {
+		w.Header()["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	w.WriteHeader(resp.StatusCode)
+	if _, err := w.Write(start); err != nil {
+		return
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil && r.Context().Err() == nil {
+		// Too late for a 502: the client sees the answer broken off.
+		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: passing on its answer: %v", t.upstream.Redacted(), err))
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // readBody reads the request's body within MaxBodyBytes, or answers 413
@@ -469,11 +505,15 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 					evs = append(evs, ev)
 				}
 			}
+			// An event past the limit ends the stream as soon as it is
+			// past it, before this read is passed on: the client never
+			// gets more than the limit and a read of it, and what the
+			// client got and the cassette hold stay the same.
+			if d.Over() || slices.ContainsFunc(evs, func(ev jsonrpc.Event) bool { return ev.TooLong }) {
+				t.log.Error(fmt.Sprintf("mcpmock: an SSE event from the upstream %s is over the message limit of %d bytes; the stream to the client is cut there", t.upstream.Redacted(), t.max))
+				return
+			}
 			for _, ev := range evs {
-				if ev.TooLong {
-					t.log.Error(fmt.Sprintf("mcpmock: an SSE event of %d bytes is over the limit of %d bytes; the stream is cut", ev.Size, t.max))
-					return
-				}
 				t.recordEvent(r, ev, ex, stream)
 			}
 		}

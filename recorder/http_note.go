@@ -90,8 +90,8 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 		b.httpResponse(note)
 		return false
 	}
-	before := len(b.c.Interactions)
-	b.landed, b.hint, b.noOwner = -1, -1, false
+	before := b.base + len(b.c.Interactions)
+	b.landed, b.hint, b.noOwner, b.listenSeen = -1, -1, false, false
 	if from == cassettes.FromServer {
 		switch {
 		case note.Stream != "":
@@ -101,8 +101,8 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 		}
 	}
 	completed := b.add(from, data, at)
-	landed := b.landed
-	b.landed, b.hint, b.noOwner = -1, -1, false
+	landed, listen := b.landed, b.listenSeen
+	b.landed, b.hint, b.noOwner, b.listenSeen = -1, -1, false, false
 
 	if from == cassettes.FromClient {
 		// The interactions that the POST opened carry its URL and headers.
@@ -113,24 +113,29 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 		if u == "" && note.reqURL != nil {
 			u = recordedURL(note.reqURL)
 		}
-		for i := before; i < len(b.c.Interactions); i++ {
-			in := &b.c.Interactions[i]
+		// (A save may have taken some of a long batch out of memory in
+		// between: those keep no HTTP member.)
+		for i := max(before, b.base); i < b.base+len(b.c.Interactions); i++ {
+			in := b.at(i)
 			if in.From != cassettes.FromClient || in.Raw != nil {
 				continue
 			}
 			in.HTTP = &cassettes.HTTP{URL: u, RequestHeaders: headers}
 			if note.Exchange != 0 {
-				b.exchanges[note.Exchange] = append(b.exchanges[note.Exchange], i)
+				b.openedBy(note.Exchange, i, in.Request != nil)
 			}
+		}
+		if e := b.exchanges[note.Exchange]; e != nil && listen {
+			e.listen = true
 		}
 		return completed
 	}
-	if landed < 0 {
+	if landed < b.base {
 		return completed
 	}
-	in := &b.c.Interactions[landed]
+	in := b.at(landed)
 	stream := note.Stream
-	if stream == "" && note.Exchange != 0 && b.isListen(note.Exchange) {
+	if e := b.exchanges[note.Exchange]; stream == "" && e != nil && e.listen {
 		stream = "listen"
 	}
 	if landed >= before && stream != "" {
@@ -144,33 +149,43 @@ func (b *builder) addHTTP(from cassettes.Direction, data []byte, at cassettes.Mi
 	return completed
 }
 
-// exchangeOwner is the interaction that the server's messages on the
-// exchange's response stream belong to: its first request still waiting for
-// its response, else its first request; -1 for none.
-func (b *builder) exchangeOwner(ex uint64) int {
-	idxs := b.exchanges[ex]
-	for _, i := range idxs {
-		if b.c.Interactions[i].Request != nil && b.c.Interactions[i].Response == nil {
-			return i
-		}
+// openedBy notes that exchange ex opened interaction i (a request when
+// req is set).
+func (b *builder) openedBy(ex uint64, i int, req bool) {
+	e := b.exchanges[ex]
+	if e == nil {
+		e = &exchange{firstReq: -1}
+		b.exchanges[ex] = e
+		b.exchangeOrder.push(ex)
 	}
-	for _, i := range idxs {
-		if b.c.Interactions[i].Request != nil {
-			return i
-		}
+	e.idxs = append(e.idxs, i)
+	if req && e.firstReq < 0 {
+		e.firstReq = i
 	}
-	return -1
 }
 
-// isListen reports whether the exchange is a subscriptions/listen request
-// (2026-07-28), whose stream carries the session's change notifications.
-func (b *builder) isListen(ex uint64) bool {
-	for _, i := range b.exchanges[ex] {
-		if m, err := jsonrpc.Parse(b.c.Interactions[i].Request); err == nil && m.Method == "subscriptions/listen" {
-			return true
+// exchangeOwner is the interaction that the server's messages on the
+// exchange's response stream belong to: its first request still waiting for
+// its response, else its first request; -1 for none. Its requests are
+// answered in any order, but once answered they stay so: the search goes on
+// from where the last one stopped (a batch of N answered event by event
+// costs O(N), not O(N²)).
+func (b *builder) exchangeOwner(ex uint64) int {
+	e := b.exchanges[ex]
+	if e == nil {
+		return -1
+	}
+	for ; e.next < len(e.idxs); e.next++ {
+		if i := e.idxs[e.next]; i >= b.base {
+			if in := b.at(i); in.Request != nil && in.Response == nil {
+				return i
+			}
 		}
 	}
-	return false
+	if e.firstReq < b.base {
+		return -1
+	}
+	return e.firstReq
 }
 
 // httpResponse puts the response's status, form and headers on the
@@ -180,7 +195,7 @@ func (b *builder) httpResponse(note *HTTPNote) {
 	if note.Status == 0 {
 		// An event id with no message (a priming event).
 		if i := b.exchangeOwner(note.Exchange); i >= 0 && note.HasEventID {
-			h := httpOf(&b.c.Interactions[i])
+			h := httpOf(b.at(i))
 			h.EventIDs = append(slices.Clip(h.EventIDs), note.EventID)
 		}
 		return
@@ -189,15 +204,21 @@ func (b *builder) httpResponse(note *HTTPNote) {
 	if headers == nil && note.respHeader != nil {
 		headers = recordedHeaders(note.respHeader)
 	}
-	for _, i := range b.exchanges[note.Exchange] {
-		in := &b.c.Interactions[i]
+	e := b.exchanges[note.Exchange]
+	if e == nil {
+		return
+	}
+	for _, i := range e.idxs {
+		if i < b.base {
+			continue
+		}
+		in := b.at(i)
 		h := httpOf(in)
 		h.Status, h.Form, h.ResponseHeaders, h.Body = note.Status, note.Form, headers, note.Body
 		if note.Status >= 400 && note.Body != "" && in.Request != nil && in.Response == nil {
-			for id, idx := range b.pending {
-				if idx == i {
-					delete(b.pending, id)
-					b.pendingOrder = slices.DeleteFunc(b.pendingOrder, func(x jsonrpc.ID) bool { return x == id })
+			if msg, err := jsonrpc.Parse(in.Request); err == nil {
+				if idx, ok := b.pending.get(msg.ID); ok && idx == i {
+					b.pending.remove(msg.ID)
 				}
 			}
 		}

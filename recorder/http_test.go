@@ -48,11 +48,17 @@ func upstreamServer(t *testing.T, kind string, opts testpeer.HTTPServerOptions) 
 // and its recorder.
 func startTap(t *testing.T, upstream string) (string, *Recorder) {
 	t.Helper()
+	return startTapWith(t, upstream, nil)
+}
+
+// startTapWith is startTap with options.
+func startTapWith(t *testing.T, upstream string, opts *HTTPOptions) (string, *Recorder) {
+	t.Helper()
 	rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tap, err := NewHTTP(upstream, rec, nil)
+	tap, err := NewHTTP(upstream, rec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

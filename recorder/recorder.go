@@ -173,6 +173,11 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		c.Meta.RecordedBy = "mcpmock"
 	}
 	r.state = newBuilder(c, r.opts.Logger)
+	// The builder lets a save in between the messages of a long batch.
+	r.state.pause = func() {
+		r.mu.Unlock()
+		r.mu.Lock()
+	}
 	if path != "" {
 		if r.spill, err = newSpill(path); err != nil {
 			return nil, err
@@ -209,7 +214,10 @@ func (r *Recorder) build() {
 		if len(batch) > 0 {
 			completed := false
 			r.mu.Lock()
-			for _, o := range batch {
+			for k, o := range batch {
+				if k%pauseEvery == pauseEvery-1 {
+					r.state.pause()
+				}
 				if r.state.addHTTP(o.from, o.data, r.offset(o.at), o.http) {
 					completed = true
 				}
@@ -606,7 +614,7 @@ func (r *Recorder) Pending() []jsonrpc.ID {
 	r.Sync()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.state.pendingOrder)
+	return r.state.pending.ids()
 }
 
 // Cassette returns a copy of the cassette as recorded so far. While
@@ -642,7 +650,7 @@ func (r *Recorder) Summary() string {
 		where = fmt.Sprintf(" to %s", r.path)
 	}
 	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response)",
-		s.messages, s.base+len(s.c.Interactions), where, s.requests, len(s.pendingOrder))
+		s.messages, s.base+len(s.c.Interactions), where, s.requests, s.pending.len())
 }
 
 // Close records what is still queued, writes the cassette a last time and
@@ -676,62 +684,105 @@ func (r *Recorder) Close() error {
 // messages into interactions. Only the build goroutine changes it, under
 // Recorder.mu, and the saver, which takes the interactions that can no
 // longer change out of it (evict).
+//
+// Every step it takes for a message costs O(1) amortized, however many
+// requests are pending or how big a batch is (BenchmarkBatch,
+// BenchmarkHTTPPending): the saver waits for Recorder.mu, and a cost that
+// grows with the session would keep it from the durability promise.
 type builder struct {
 	// c.Interactions are the interactions in memory: the cassette's
 	// interactions from index base on. Every index below (pending, tokens,
-	// landed...) is an index into c.Interactions.
+	// landed...) counts from the start of the cassette (at turns it into
+	// one of c.Interactions), so that evict moves none of them.
 	c    *cassettes.Cassette
 	base int
 	log  *slog.Logger
+	// pause, when set, is called every pauseEvery messages of one batch,
+	// with the builder in a consistent state: the build goroutine lets the
+	// saver have Recorder.mu in the middle of a big batch.
+	pause func()
 
-	pending      map[jsonrpc.ID]int // client request id → interaction index
-	pendingOrder []jsonrpc.ID       // in arrival order
-	serverReqs   map[jsonrpc.ID]int // server-to-client request id → owning interaction
-	topLevel     map[jsonrpc.ID]bool
-	tokens       map[string]int // progress token → interaction
-	started      map[int]cassettes.Millis
+	pending    pendingSet         // client requests waiting for their response
+	serverReqs map[jsonrpc.ID]int // server-to-client request id → owning interaction
+	topLevel   map[jsonrpc.ID]bool
+	tokens     map[string]int // progress token → interaction
+	// tokenOrder is the tokens in the order they came (their interactions
+	// in increasing order), for evict to forget those of the interactions
+	// gone.
+	tokenOrder fifo[tokenAt]
 	// landed is the interaction that the last message went into; -1 for
 	// none. The HTTP notes use it (http_note.go).
 	landed int
 	// hint, when >= 0, is the interaction that server messages belong to
 	// (the request whose HTTP response stream carried them); noOwner says
 	// they belong to none (the GET stream). Both are set by addHTTP for one
-	// message.
-	hint    int
-	noOwner bool
-	// exchanges maps an HTTP exchange number to the interactions its
-	// client messages opened.
-	exchanges map[uint64][]int
-	batches   int
-	messages  int
-	requests  int
+	// message. listenSeen says that the client messages just added hold a
+	// subscriptions/listen request.
+	hint       int
+	noOwner    bool
+	listenSeen bool
+	// exchanges maps an HTTP exchange number to what its client messages
+	// opened; exchangeOrder is the exchanges in the order they came, for
+	// evict to forget those whose interactions are all gone.
+	exchanges     map[uint64]*exchange
+	exchangeOrder fifo[uint64]
+	batches       int
+	messages      int
+	requests      int
 }
 
-func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
-	return &builder{c: c, log: log, pending: map[jsonrpc.ID]int{}, serverReqs: map[jsonrpc.ID]int{},
-		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{}, started: map[int]cassettes.Millis{},
-		landed: -1, hint: -1, exchanges: map[uint64][]int{}}
+// tokenAt is a progress token and the interaction it was given for.
+type tokenAt struct {
+	token string
+	idx   int
 }
+
+// exchange is what the client messages of one HTTP exchange opened.
+type exchange struct {
+	idxs []int // the interactions, in increasing order
+	// next is the first of idxs that may still wait for its response (the
+	// ones before it are answered, or are not requests); firstReq is the
+	// first request of idxs, -1 for none.
+	next     int
+	firstReq int
+	// listen says that the exchange is a subscriptions/listen request.
+	listen bool
+}
+
+// pauseEvery is how many messages of one batch the builder handles between
+// two pauses (builder.pause).
+const pauseEvery = 1024
+
+func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
+	return &builder{c: c, log: log, serverReqs: map[jsonrpc.ID]int{},
+		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{},
+		landed: -1, hint: -1, exchanges: map[uint64]*exchange{}}
+}
+
+// at returns interaction i (counted from the start of the cassette), which
+// must be in memory.
+func (b *builder) at(i int) *cassettes.Interaction { return &b.c.Interactions[i-b.base] }
 
 // evict takes the interactions that can no longer change out of memory,
 // from the first on, and returns them: all but the latest keep, up to the
 // first one still open (a client request waiting for its response, or one
 // whose server-to-client request waits for the client's reply). It does so
-// in batches: only when twice keep are in memory. The indexes of the
-// builder move down by as many; a progress notification or an HTTP note
-// that comes for an interaction already gone is recorded as a message of
-// its own in its place.
+// in batches: only when twice keep are in memory. A progress notification
+// or an HTTP note that comes for an interaction already gone is recorded as
+// a message of its own in its place.
 func (b *builder) evict(keep int) []cassettes.Interaction {
 	n := len(b.c.Interactions)
 	if n < 2*keep {
 		return nil
 	}
 	cut := n - keep
-	for _, i := range b.pending {
-		cut = min(cut, i)
+	if i, ok := b.pending.oldest(); ok {
+		cut = min(cut, i-b.base)
 	}
+	// Server-to-client requests wait for the client's reply: a few at a
+	// time.
 	for _, i := range b.serverReqs {
-		cut = min(cut, i)
+		cut = min(cut, i-b.base)
 	}
 	if cut <= 0 {
 		return nil
@@ -741,38 +792,20 @@ func (b *builder) evict(keep int) []cassettes.Interaction {
 	copy(rest, b.c.Interactions[cut:])
 	b.c.Interactions = rest
 	b.base += cut
-	for id, i := range b.pending {
-		b.pending[id] = i - cut
-	}
-	for id, i := range b.serverReqs {
-		b.serverReqs[id] = i - cut
-	}
-	for t, i := range b.tokens {
-		if i < cut {
-			delete(b.tokens, t)
-		} else {
-			b.tokens[t] = i - cut
+	for t, ok := b.tokenOrder.front(); ok && t.idx < b.base; t, ok = b.tokenOrder.front() {
+		if b.tokens[t.token] == t.idx {
+			delete(b.tokens, t.token)
 		}
+		b.tokenOrder.pop()
 	}
-	started := make(map[int]cassettes.Millis, len(b.started))
-	for i, at := range b.started {
-		if i >= cut {
-			started[i-cut] = at
-		}
-	}
-	b.started = started
-	for ex, idxs := range b.exchanges {
-		kept := idxs[:0]
-		for _, i := range idxs {
-			if i >= cut {
-				kept = append(kept, i-cut)
+	for ex, ok := b.exchangeOrder.front(); ok; ex, ok = b.exchangeOrder.front() {
+		if e := b.exchanges[ex]; e != nil {
+			if e.idxs[len(e.idxs)-1] >= b.base {
+				break
 			}
-		}
-		if len(kept) == 0 {
 			delete(b.exchanges, ex)
-		} else {
-			b.exchanges[ex] = kept
 		}
+		b.exchangeOrder.pop()
 	}
 	return gone
 }
@@ -813,9 +846,12 @@ func (b *builder) add(from cassettes.Direction, data []byte, at cassettes.Millis
 		n = b.batches
 	}
 	completed := false
-	for _, el := range elems {
+	for k, el := range elems {
 		if b.one(from, el, at, n) {
 			completed = true
+		}
+		if b.pause != nil && k%pauseEvery == pauseEvery-1 && k < len(elems)-1 {
+			b.pause()
 		}
 	}
 	return completed
@@ -826,15 +862,14 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 	dir := dirOf(from)
 	livelog.Raw(b.log, dir, data, why)
 	s := string(data)
-	if from == cassettes.FromServer && len(b.pendingOrder) > 0 {
-		idx := b.pending[b.pendingOrder[len(b.pendingOrder)-1]]
-		in := &b.c.Interactions[idx]
+	if idx, ok := b.owner(); ok && from == cassettes.FromServer {
+		in := b.at(idx)
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Raw: &s})
 		b.landed = idx
 		return
 	}
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
-	b.landed = len(b.c.Interactions) - 1
+	b.landed = b.base + len(b.c.Interactions) - 1
 }
 
 func dirOf(from cassettes.Direction) string {
@@ -867,35 +902,35 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
 	if from == cassettes.FromClient {
 		b.requests++
-		if _, dup := b.pending[msg.ID]; dup {
+		if _, dup := b.pending.get(msg.ID); dup {
 			b.log.Warn(fmt.Sprintf("mcpmock: the client reused id %s while a request with it is in flight", msg.ID))
-			b.pendingOrder = slices.DeleteFunc(b.pendingOrder, func(id jsonrpc.ID) bool { return id == msg.ID })
 		}
-		idx := len(b.c.Interactions)
+		idx := b.base + len(b.c.Interactions)
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
-		b.pending[msg.ID] = idx
-		b.pendingOrder = append(b.pendingOrder, msg.ID)
-		b.started[idx] = at
+		b.pending.add(msg.ID, idx)
 		b.landed = idx
 		if tok := progressTokenKey(msg.Params); tok != "" {
 			b.tokens[tok] = idx
+			b.tokenOrder.push(tokenAt{tok, idx})
+		}
+		if msg.Method == "subscriptions/listen" {
+			b.listenSeen = true
 		}
 		return false
 	}
 	// A server-to-client request belongs to the client request in flight
 	// (the latest one), or stands alone.
 	if owner, ok := b.owner(); ok {
-		in := &b.c.Interactions[owner]
+		in := b.at(owner)
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
 		b.serverReqs[msg.ID] = owner
 		b.landed = owner
 		return false
 	}
-	idx := len(b.c.Interactions)
+	idx := b.base + len(b.c.Interactions)
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 	b.serverReqs[msg.ID] = idx
 	b.topLevel[msg.ID] = true
-	b.started[idx] = at
 	b.landed = idx
 	return false
 }
@@ -906,13 +941,10 @@ func (b *builder) owner() (int, bool) {
 	if b.noOwner {
 		return 0, false
 	}
-	if b.hint >= 0 {
+	if b.hint >= b.base {
 		return b.hint, true
 	}
-	if len(b.pendingOrder) == 0 {
-		return 0, false
-	}
-	return b.pending[b.pendingOrder[len(b.pendingOrder)-1]], true
+	return b.pending.latest()
 }
 
 func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) {
@@ -921,10 +953,11 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 	switch {
 	case msg.Method == "notifications/progress":
 		owner, ok = b.tokens[progressKeyOf(msg.Params)]
+		ok = ok && owner >= b.base
 	case msg.Method == "notifications/cancelled":
 		id, _ := jsonrpc.Member(msg.Params, "requestId")
 		if from == cassettes.FromClient {
-			owner, ok = b.pending[jsonrpc.ID(id)]
+			owner, ok = b.pending.get(jsonrpc.ID(id))
 		} else {
 			owner, ok = b.serverReqs[jsonrpc.ID(id)]
 		}
@@ -932,13 +965,13 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 		owner, ok = b.owner()
 	}
 	if ok {
-		in := &b.c.Interactions[owner]
+		in := b.at(owner)
 		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
 		b.landed = owner
 		return
 	}
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
-	b.landed = len(b.c.Interactions) - 1
+	b.landed = b.base + len(b.c.Interactions) - 1
 }
 
 // isStateChange reports notifications about the server's state rather than
@@ -954,16 +987,15 @@ func isStateChange(method string) bool {
 
 func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) bool {
 	if from == cassettes.FromServer {
-		idx, ok := b.pending[msg.ID]
+		idx, ok := b.pending.remove(msg.ID)
 		if !ok {
 			livelog.Message(b.log, dirOf(from), msg, 0, "answers no request")
 			b.rawMessage(from, raw, at)
 			return false
 		}
-		livelog.Message(b.log, dirOf(from), msg, time.Duration(float64(at-b.started[idx])*1e6), "")
-		delete(b.pending, msg.ID)
-		b.pendingOrder = slices.DeleteFunc(b.pendingOrder, func(id jsonrpc.ID) bool { return id == msg.ID })
-		b.c.Interactions[idx].Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
+		in := b.at(idx)
+		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
+		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
 		return true
 	}
@@ -975,10 +1007,10 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		return false
 	}
 	delete(b.serverReqs, msg.ID)
-	in := &b.c.Interactions[idx]
+	in := b.at(idx)
 	if b.topLevel[msg.ID] {
 		delete(b.topLevel, msg.ID)
-		livelog.Message(b.log, dirOf(from), msg, time.Duration(float64(at-b.started[idx])*1e6), "")
+		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
 		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
 		return true
@@ -994,7 +1026,12 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 func (b *builder) rawMessage(from cassettes.Direction, raw json.RawMessage, at cassettes.Millis) {
 	s := string(raw)
 	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
-	b.landed = len(b.c.Interactions) - 1
+	b.landed = b.base + len(b.c.Interactions) - 1
+}
+
+// latency is the time from the request that opened in to a response at.
+func latency(in *cassettes.Interaction, at cassettes.Millis) time.Duration {
+	return time.Duration(float64(at-in.AtMs) * 1e6)
 }
 
 func progressTokenKey(params json.RawMessage) string {

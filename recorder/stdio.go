@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -67,6 +68,10 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Dir = o.Dir
 	cmd.Stderr = stderr
+	// A stderr that is not a file is copied by a goroutine of exec's, which
+	// a descendant holding the pipe would keep: Wait waits no longer than
+	// stderrDrainGrace for it once the server has exited.
+	cmd.WaitDelay = stderrDrainGrace
 	// The tap's ends of the pipes to the child are under the runtime's
 	// poller, as cmd.StdinPipe and StdoutPipe would put them: a forwarder
 	// waiting for the server's next line is parked, holding no P and no
@@ -99,6 +104,7 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	defer childOut.Close()
 
 	out := &lockedWriter{w: clientOut}
+	fromServer := &exitReader{f: childOut}
 	exited := make(chan struct{})
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
@@ -119,9 +125,9 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	go func() {
 		defer close(serverDone)
 		if o.Guard != nil {
-			guardServerLines(childOut, childIn, out, rec, o.Guard, o.MaxLine)
+			guardServerLines(fromServer, childIn, out, rec, o.Guard, o.MaxLine)
 		} else {
-			forwardLines(childOut, out, cassettes.FromServer, rec, o.MaxLine)
+			forwardLines(fromServer, out, cassettes.FromServer, rec, o.MaxLine)
 		}
 	}()
 	// Signals and the stop sequence once the client is gone.
@@ -156,8 +162,23 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 			}
 		}
 	}()
-	<-serverDone
-	waitErr := cmd.Wait()
+	// The server's exit is noticed on its own: a wrapper (sh -c, npx,
+	// uvx) may exit while a descendant keeps its stdout open, and the end
+	// of file would come only when that one exits. Once the server has
+	// exited, its stdout is read while data comes (exitReader).
+	var waitErr error
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		waitErr = cmd.Wait()
+	}()
+	select {
+	case <-serverDone:
+		<-waited
+	case <-waited:
+		fromServer.exit()
+		<-serverDone
+	}
 	close(exited)
 	wg.Wait()
 
@@ -169,6 +190,8 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			status = 128 + int(ws.Signal())
 		}
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		// Exited with status 0; a descendant still holds its stderr.
 	case waitErr != nil:
 		return 1, fmt.Errorf("recorder: %w", waitErr)
 	}
@@ -180,6 +203,11 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 		return status, nil
 	default:
 	}
+	// A server that died in the middle of a line left it unended: the
+	// line is ended first, so that mcpmock's answers are lines of their
+	// own that the client can parse (the half line is recorded as raw
+	// text).
+	out.endLine()
 	for _, id := range rec.Pending() {
 		out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInternalError,
@@ -258,12 +286,59 @@ func trimEOL(b []byte) []byte {
 
 // lockedWriter serializes writes from several goroutines.
 type lockedWriter struct {
-	mu sync.Mutex // guards w
+	mu sync.Mutex // guards w and open
 	w  io.Writer
+	// open says that the last byte written was not a line's end.
+	open bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.open = p[n-1] != '\n'
+	}
+	return n, err
+}
+
+// endLine writes a newline if the last byte written did not end a line.
+func (l *lockedWriter) endLine() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open {
+		l.w.Write([]byte{'\n'})
+		l.open = false
+	}
+}
+
+// exitReader reads the server's stdout. Once the server process has exited
+// (exit), a read waits at most exitDrainGrace for data: what the server
+// wrote before it exited is still read and forwarded, however slowly the
+// client takes it, but a descendant that keeps the pipe open and silent
+// does not keep the tap waiting.
+type exitReader struct {
+	f      *os.File
+	exited atomic.Bool
+}
+
+// exitDrainGrace is how long a read of the server's stdout waits for data
+// once the server process has exited.
+const exitDrainGrace = 200 * time.Millisecond
+
+// stderrDrainGrace is how long the copy of the server's stderr may go on
+// once the server has exited (when stderr is not a file).
+const stderrDrainGrace = time.Second
+
+func (r *exitReader) Read(p []byte) (int, error) {
+	if r.exited.Load() {
+		r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
+	}
+	return r.f.Read(p)
+}
+
+// exit says that the server process has exited.
+func (r *exitReader) exit() {
+	r.exited.Store(true)
+	r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
 }

@@ -129,6 +129,56 @@ func (d *SSEDecoder) appendLine(p []byte) {
 	}
 }
 
+// Over reports whether the event being read is already past the maximum,
+// before its end: it will come out of Feed or Flush as TooLong. A relay
+// that passes the stream on as it comes can stop there, rather than pass
+// on an event of any size. (A comment line is cut at the maximum; it never
+// makes an event too long.)
+func (d *SSEDecoder) Over() bool {
+	if d.cur.TooLong {
+		return true
+	}
+	if len(d.line) == 0 || d.line[0] == ':' {
+		return false
+	}
+	name, value, vlen := field(d.line, d.lineLen)
+	if string(name) == "data" {
+		return d.dataSize(vlen) > d.max
+	}
+	return fieldTooLong(name, value, vlen, d.max)
+}
+
+// field splits a line (the first bytes of a line of n bytes) into its
+// field name and value, and gives the value's length, kept or not.
+func field(line []byte, n int) (name, value []byte, vlen int) {
+	name = line
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	return name, value, n - len(line) + len(value)
+}
+
+// fieldTooLong reports a field other than data past the maximum (its value
+// may have been cut): the event is past the maximum, rather than carrying a
+// truncated type or id. The limit does not count the optional space, so
+// what the writer writes reads back the same.
+func fieldTooLong(name, value []byte, vlen, max int) bool {
+	return vlen > len(value) || vlen > max+16-len(name)-1
+}
+
+// dataSize is the size of the event's data with a data line of vlen bytes
+// more.
+func (d *SSEDecoder) dataSize(vlen int) int {
+	size := d.cur.Size + vlen
+	if d.ndata > 0 {
+		size++
+	}
+	return size
+}
+
 // endLine processes the complete current line.
 func (d *SSEDecoder) endLine() (Event, bool) {
 	line, n := d.line, d.lineLen
@@ -141,30 +191,15 @@ func (d *SSEDecoder) endLine() (Event, bool) {
 		d.cur.Comments = append(d.cur.Comments, strings.TrimPrefix(string(line[1:]), " "))
 		return Event{}, false
 	}
-	name, value := line, []byte(nil)
-	if i := bytes.IndexByte(line, ':'); i >= 0 {
-		name, value = line[:i], line[i+1:]
-		if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-	}
-	vlen := n - len(line) + len(value) // the value's length, kept or not
-	if string(name) != "data" && (vlen > len(value) || vlen > d.max+16-len(name)-1) {
-		// A field past the maximum (its value may have been cut): the
-		// event is past the maximum, rather than carrying a truncated type
-		// or id. The limit does not count the optional space, so what the
-		// writer writes reads back the same.
+	name, value, vlen := field(line, n)
+	if string(name) != "data" && fieldTooLong(name, value, vlen, d.max) {
 		d.cur.TooLong, d.data = true, nil
 		return Event{}, false
 	}
 	switch string(name) {
 	case "data":
+		size := d.dataSize(vlen)
 		d.ndata++
-		size := d.cur.Size
-		if d.ndata > 1 {
-			size++
-		}
-		size += vlen
 		d.cur.Size = size
 		if d.cur.TooLong || size > d.max || vlen > len(value) {
 			d.cur.TooLong, d.data = true, nil

@@ -1,0 +1,98 @@
+package recorder
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// batchSizes are the sizes at which the costs that must be linear are
+// measured: the per-request figure (ns/req) stays flat when they are.
+var batchSizes = []int{1_000, 10_000, 100_000}
+
+// pingBatch is a JSON-RPC batch of n pings (ids from 1), and the batch of
+// their answers in reverse order (the order a server picks is its own; the
+// last request answered first is the worst case for an ordered list).
+func pingBatch(n int) (req, resp []byte) {
+	req, resp = []byte{'['}, []byte{'['}
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			req, resp = append(req, ','), append(resp, ',')
+		}
+		req = fmt.Appendf(req, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+		resp = fmt.Appendf(resp, `{"jsonrpc":"2.0","id":%d,"result":{}}`, n+1-i)
+	}
+	return append(req, ']'), append(resp, ']')
+}
+
+// BenchmarkBatch is what recording one batch of N requests and the batch
+// of their answers costs the builder, per request, as on stdio: it once
+// deleted each answered request from an ordered slice of the pending ones,
+// a cost quadratic in N (45 s for N = 100,000, under the lock that saves
+// need).
+func BenchmarkBatch(b *testing.B) {
+	for _, n := range batchSizes {
+		req, resp := pingBatch(n)
+		b.Run("stdio/N="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				bl := newBuilder(cassettes.New(), livelog.Discard)
+				bl.add(cassettes.FromClient, req, 1)
+				if !bl.add(cassettes.FromServer, resp, 2) || bl.pending.len() != 0 {
+					b.Fatal("the answers did not complete the batch")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+		})
+	}
+}
+
+// BenchmarkHTTPPending is what N requests pending over HTTP cost the
+// builder, per request: N POSTs of one request each, then each refused
+// with a body that is not JSON-RPC (refused), or one POST of a batch of N
+// answered event by event on its stream (stream). A refusal once looked
+// through all the pending requests, and each event through the batch's
+// interactions from the first: both quadratic in N (20,000: 7 s).
+func BenchmarkHTTPPending(b *testing.B) {
+	for _, n := range batchSizes {
+		reqs := make([][]byte, n)
+		resps := make([][]byte, n)
+		for i := range n {
+			reqs[i] = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1)
+			resps[i] = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{}}`, i+1)
+		}
+		b.Run("refused/N="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				bl := newBuilder(cassettes.New(), livelog.Discard)
+				for i := range n {
+					bl.addHTTP(cassettes.FromClient, reqs[i], 1, &HTTPNote{Exchange: uint64(i + 1), RequestHeaders: map[string]string{}})
+				}
+				// The last POST is refused first: the worst case for a
+				// search from the first.
+				for i := n - 1; i >= 0; i-- {
+					bl.addHTTP(cassettes.FromServer, nil, 2, &HTTPNote{Exchange: uint64(i + 1), Status: 401, Form: "none", Body: "no", ResponseHeaders: map[string]string{}})
+				}
+				if bl.pending.len() != 0 {
+					b.Fatalf("%d requests still pending", bl.pending.len())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+		})
+		req, _ := pingBatch(n)
+		b.Run("stream/N="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				bl := newBuilder(cassettes.New(), livelog.Discard)
+				bl.addHTTP(cassettes.FromClient, req, 1, &HTTPNote{Exchange: 1, RequestHeaders: map[string]string{}})
+				for i := range n {
+					bl.addHTTP(cassettes.FromServer, resps[i], 2, &HTTPNote{Exchange: 1, EventID: "e", HasEventID: true})
+				}
+				if bl.pending.len() != 0 {
+					b.Fatalf("%d requests still pending", bl.pending.len())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+		})
+	}
+}
