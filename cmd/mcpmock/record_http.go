@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,9 +105,6 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		err := recorder.StdioToHTTP(ctx, f.upstream, e.stdin, e.stdout, rec, &recorder.BridgeOptions{Logger: log})
 		return 0, err
 	}
-	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
-		return 0, usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
-	}
 	guard := &httpguard.Options{
 		AllowedOrigins:       f.allowOrigins,
 		AuthToken:            f.authToken,
@@ -117,6 +113,12 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	if err := f.limits.apply(guard); err != nil {
 		return 0, err
 	}
+	// Bind first: a refused address starts no server.
+	l, err := listen(ctx, e, f.listen, f.allowRemote)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
 	var h http.Handler
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
@@ -138,13 +140,6 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	}
 	if f.authToken != "" {
 		h = stripToken(h, f.authToken)
-	}
-	l, err := httpguard.Listen(f.listen)
-	if err != nil {
-		if bridge != nil {
-			bridge.Close()
-		}
-		return 0, err
 	}
 	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(closeStreams)

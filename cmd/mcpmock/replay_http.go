@@ -71,6 +71,23 @@ func (f *replayHTTPFlags) register(fs *pflag.FlagSet) {
 	f.limits.register(fs)
 }
 
+// listen binds a --listen address of replay or record (httpguard.Listen
+// decides what it binds and refuses) and prints the warning of a
+// non-loopback one; a refused address is a usage error.
+func listen(ctx context.Context, e *env, addr string, allowRemote bool) (net.Listener, error) {
+	l, err := httpguard.Listen(ctx, addr, &httpguard.ListenOptions{AllowRemote: allowRemote})
+	if errors.Is(err, httpguard.ErrNotLoopback) {
+		return nil, usagef("--listen %s: %v", addr, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w := httpguard.RemoteWarning(l); w != "" {
+		fmt.Fprintln(e.stderr, w)
+	}
+	return l, nil
+}
+
 // enabled reports whether replay serves HTTP instead of stdio.
 func (f *replayHTTPFlags) enabled() bool { return f.listen != "" }
 
@@ -80,9 +97,6 @@ const shutdownTimeout = 5 * time.Second
 
 // serve serves the engine over HTTP until ctx ends.
 func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engine, log *slog.Logger) error {
-	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
-		return usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
-	}
 	guard := &httpguard.Options{
 		AllowedOrigins:       f.allowOrigins,
 		AuthToken:            f.authToken,
@@ -91,7 +105,7 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 	if err := f.limits.apply(guard); err != nil {
 		return err
 	}
-	l, err := httpguard.Listen(f.listen)
+	l, err := listen(ctx, e, f.listen, f.allowRemote)
 	if err != nil {
 		return err
 	}

@@ -14,66 +14,11 @@ package httpguard
 import (
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 )
-
-// Listen listens on the TCP address addr. An address without a host (":8080",
-// ":0" or "") binds 127.0.0.1; port 0 (or none) takes a free port. Binding a
-// non-loopback host is the caller's decision (mcpmock's --allow-remote).
-func Listen(addr string) (net.Listener, error) {
-	host, port := "", ""
-	if addr != "" {
-		var err error
-		if host, port, err = net.SplitHostPort(addr); err != nil {
-			// "8080" or "localhost": a lone port or a lone host.
-			if !strings.Contains(addr, ":") && isDigits(addr) {
-				port = addr
-			} else {
-				host = addr
-			}
-		}
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if port == "" {
-		port = "0"
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return nil, fmt.Errorf("listen on %q: %w", addr, err)
-	}
-	return l, nil
-}
-
-// IsLoopbackHost reports whether host (a name or an IP address, with or
-// without a port, IPv6 with or without brackets) names the local machine:
-// localhost, a name under .localhost, 127.0.0.0/8 or ::1.
-func IsLoopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // Options configure Wrap. The zero value (or nil) accepts loopback Hosts,
 // requests without an Origin or with a loopback one, and needs no token.
@@ -208,32 +153,4 @@ func (g *guard) authorized(r *http.Request) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
-}
-
-// URLLine returns the line that mcpmock prints to stderr once l accepts
-// connections, exactly as the command-line contract writes it:
-//
-//	mcpmock: listening on http://127.0.0.1:41234/mcp
-//
-// A listener on an unspecified address (0.0.0.0, ::) is shown as 127.0.0.1
-// the address a local client dials.
-func URLLine(l net.Listener, path string) string {
-	return "mcpmock: listening on " + URL(l, path)
-}
-
-// URL returns the http URL of path on l.
-func URL(l net.Listener, path string) string {
-	host, port := "127.0.0.1", "0"
-	if a, ok := l.Addr().(*net.TCPAddr); ok {
-		port = fmt.Sprint(a.Port)
-		if !a.IP.IsUnspecified() && a.IP != nil {
-			host = a.IP.String()
-		}
-	} else if h, p, err := net.SplitHostPort(l.Addr().String()); err == nil {
-		host, port = h, p
-	}
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	return "http://" + net.JoinHostPort(host, port) + path
 }

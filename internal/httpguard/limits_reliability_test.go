@@ -16,7 +16,7 @@ import (
 // serveLimited serves h behind Server(h, opts) on a loopback port.
 func serveLimited(t *testing.T, h http.Handler, opts *Options) string {
 	t.Helper()
-	l, err := Listen(":0")
+	l, err := Listen(t.Context(), ":0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
