@@ -35,7 +35,7 @@ type recordHTTPFlags struct {
 func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.upstream, "upstream", "", "record the MCP server at `URL` (Streamable HTTP, or HTTP+SSE for a URL ending in /sse) instead of a command")
 	fs.StringVar(&f.listen, "listen", "", "serve the client over HTTP on `ADDR` instead of stdio: Streamable HTTP at /mcp, HTTP+SSE at /sse (\":0\" takes a free port on 127.0.0.1)")
-	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise); the token is not passed upstream")
+	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise); that value is not passed upstream, the client's other Authorization values are")
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "also accept requests from browser `ORIGIN` (repeatable; \"*\" for any); loopback origins are always accepted")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address and accept any Host header")
 	f.limits.register(fs)
@@ -138,9 +138,6 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		}
 		h, closeStreams = bridge, bridge.CloseStreams
 	}
-	if f.authToken != "" {
-		h = stripToken(h, f.authToken)
-	}
 	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(closeStreams)
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))
@@ -176,16 +173,4 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		return status, err
 	}
 	return 0, nil
-}
-
-// stripToken removes the listener's own bearer token from requests, so that
-// it is neither forwarded upstream nor recorded.
-func stripToken(h http.Handler, token string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) == token {
-			r.Header.Del("Authorization")
-		}
-		h.ServeHTTP(w, r)
-	})
 }

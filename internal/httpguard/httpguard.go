@@ -27,9 +27,12 @@ type Options struct {
 	// case-insensitively as scheme://host[:port] (a trailing slash is
 	// ignored). "*" accepts any origin. Empty means loopback origins only.
 	AllowedOrigins []string
-	// AuthToken, when set, must come with every request as
-	// "Authorization: Bearer <token>"; a request without it is answered 401
-	// with WWW-Authenticate. Empty means no token is needed.
+	// AuthToken, when set, must come with every request as one of its
+	// "Authorization: Bearer <token>" values; a request without it is
+	// answered 401 with WWW-Authenticate. Such values are removed from the
+	// request before it is handled; the request's other Authorization
+	// values (the client's own, for an upstream) stay. Empty means no
+	// token is needed.
 	AuthToken string
 	// AllowNonLoopbackHost accepts any Host header (for a listener bound to
 	// a non-loopback address on purpose). False accepts loopback Hosts only.
@@ -147,10 +150,32 @@ func normalizeOrigin(o string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
 }
 
+// authorized reports whether one of the request's Authorization values is
+// "Bearer <AuthToken>" (compared in constant time), and removes every such
+// value, so that the listener's token goes no further (upstream, into a
+// cassette) while the client's own Authorization values do.
 func (g *guard) authorized(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	values := r.Header.Values("Authorization")
+	rest := make([]string, 0, len(values))
+	for _, v := range values {
+		if !g.isToken(v) {
+			rest = append(rest, v)
+		}
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
+	switch {
+	case len(rest) == len(values):
+		return false
+	case len(rest) == 0:
+		r.Header.Del("Authorization")
+	default:
+		r.Header["Authorization"] = rest
+	}
+	return true
+}
+
+// isToken reports whether the Authorization value v is "Bearer
+// <AuthToken>", comparing the token in constant time.
+func (g *guard) isToken(v string) bool {
+	scheme, token, ok := strings.Cut(v, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
 }
