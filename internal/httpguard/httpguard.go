@@ -53,11 +53,28 @@ type Options struct {
 	// or 404) and HTTP+SSE streams. A request that would open one more is
 	// answered 503 with a JSON-RPC error. 0 means DefaultMaxSessions (1000).
 	MaxSessions int
+	// SessionIdle is how long a session may go without a request (none in
+	// flight, no GET stream open) before the guard ends it: its next
+	// request is answered 404 with a JSON-RPC error, so that the client
+	// initializes again, and EndSession is called. 0 means
+	// DefaultSessionIdle (30 min); negative, never.
+	SessionIdle time.Duration
+	// EndSession, when set, is called with the id of a session that the
+	// guard ended for idleness, so that the handler frees it (EndByDelete
+	// sends it a DELETE). Nil: the handler is not told.
+	EndSession func(id string)
+	// MaxInFlightBytes bounds the bytes of all request bodies held at once,
+	// from the first byte read to the end of the request. A body that
+	// does not fit in what is left is answered 503 with Retry-After (and
+	// not read); one larger than the whole budget, 413. 0 means
+	// DefaultMaxInFlightBytes (256 MiB).
+	MaxInFlightBytes int64
 	// RateLimit bounds the requests of one client (one IP address) with a
 	// token bucket of RateLimit.N tokens refilled over RateLimit.Per; a
 	// request beyond it is answered 429 with Retry-After. Zero: no limit.
 	RateLimit Rate
-	// Now is the clock of the rate limit; nil means time.Now.
+	// Now is the clock of the rate limit and of session expiry; nil means
+	// time.Now.
 	Now func() time.Time
 
 	// MaxHeaderBytes, ReadHeaderTimeout and IdleTimeout are the server's,
