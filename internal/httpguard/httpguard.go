@@ -1,11 +1,12 @@
 // Package httpguard is the safety of mcpmock's HTTP listeners, shared by the
-// tap and the replay server: bind to loopback unless told otherwise, refuse
-// requests whose Host or Origin betray a DNS rebinding attack (403), and
-// require a bearer token when one is configured (401); and the listener
-// limits (limits.go): body and header size, read and idle timeouts, the
-// number of sessions, a request rate per client.
+// tap and the replay server: bind to loopback unless told otherwise
+// (listen.go), refuse requests whose Host or Origin betray a DNS rebinding
+// attack (403), and require a bearer token when one is configured (401);
+// and the listener limits (limits.go): body and header size, read and idle
+// timeouts, the bytes of all bodies in flight (body.go), the number of
+// sessions and their idle expiry (sessions.go), a request rate per client.
 //
-//	l, _ := httpguard.Listen(":0") // 127.0.0.1, a free port
+//	l, _ := httpguard.Listen(ctx, ":0", nil) // 127.0.0.1, a free port
 //	srv := httpguard.Server(mux, &httpguard.Options{AuthToken: token}, nil)
 //	fmt.Fprintln(os.Stderr, httpguard.URLLine(l, "/mcp"))
 //	srv.Serve(l)
@@ -94,7 +95,8 @@ type Options struct {
 // them (Mcp-Session-Id included).
 //
 // Then come the limits: the rate (429), the token (401), the body's size
-// (413) and read time (408), the number of sessions (503).
+// (413), read time (408) and the in-flight budget (503 with Retry-After),
+// an expired session (404), the number of sessions (503).
 func Wrap(h http.Handler, opts *Options) http.Handler {
 	g := &guard{next: h}
 	if opts != nil {
