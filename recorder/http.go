@@ -304,6 +304,9 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 // readBody reads the request's body within MaxBodyBytes, or answers 413
 // (or 400) and reports false.
 func (t *HTTP) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if b, ok := httpguard.Bytes(r); ok && (t.maxBody <= 0 || int64(len(b)) <= t.maxBody) {
+		return b, true // read by the guard in front: no second copy
+	}
 	src := r.Body
 	if t.maxBody > 0 {
 		if r.ContentLength > t.maxBody {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
@@ -429,7 +430,7 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 		http.Error(w, "Unsupported Media Type: Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return nil, false, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -469,6 +470,16 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 		msgs = append(msgs, incoming{raw: el, msg: msg})
 	}
 	return msgs, batch, true
+}
+
+// readBody reads a POST body within max bytes: the bytes that the guard in
+// front (internal/httpguard) has read already, as they are, or else the
+// body itself.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if b, ok := httpguard.Bytes(r); ok && int64(len(b)) <= max {
+		return b, nil
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }
 
 func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern bool) {

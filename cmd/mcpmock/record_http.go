@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +35,7 @@ type recordHTTPFlags struct {
 func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.upstream, "upstream", "", "record the MCP server at `URL` (Streamable HTTP, or HTTP+SSE for a URL ending in /sse) instead of a command")
 	fs.StringVar(&f.listen, "listen", "", "serve the client over HTTP on `ADDR` instead of stdio: Streamable HTTP at /mcp, HTTP+SSE at /sse (\":0\" takes a free port on 127.0.0.1)")
-	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise); the token is not passed upstream")
+	fs.StringVar(&f.authToken, "auth-token", "", "require \"Authorization: Bearer `TOKEN`\" on the HTTP listener (401 otherwise); that value is not passed upstream, the client's other Authorization values are")
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "also accept requests from browser `ORIGIN` (repeatable; \"*\" for any); loopback origins are always accepted")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address and accept any Host header")
 	f.limits.register(fs)
@@ -106,9 +105,6 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		err := recorder.StdioToHTTP(ctx, f.upstream, e.stdin, e.stdout, rec, &recorder.BridgeOptions{Logger: log})
 		return 0, err
 	}
-	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
-		return 0, usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
-	}
 	guard := &httpguard.Options{
 		AllowedOrigins:       f.allowOrigins,
 		AuthToken:            f.authToken,
@@ -117,6 +113,12 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	if err := f.limits.apply(guard); err != nil {
 		return 0, err
 	}
+	// Bind first: a refused address starts no server.
+	l, err := listen(ctx, e, f.listen, f.allowRemote)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
 	var h http.Handler
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
@@ -135,16 +137,6 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 			return 0, err
 		}
 		h, closeStreams = bridge, bridge.CloseStreams
-	}
-	if f.authToken != "" {
-		h = stripToken(h, f.authToken)
-	}
-	l, err := httpguard.Listen(f.listen)
-	if err != nil {
-		if bridge != nil {
-			bridge.Close()
-		}
-		return 0, err
 	}
 	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(closeStreams)
@@ -181,16 +173,4 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		return status, err
 	}
 	return 0, nil
-}
-
-// stripToken removes the listener's own bearer token from requests, so that
-// it is neither forwarded upstream nor recorded.
-func stripToken(h http.Handler, token string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) == token {
-			r.Header.Del("Authorization")
-		}
-		h.ServeHTTP(w, r)
-	})
 }

@@ -35,6 +35,8 @@ type limitFlags struct {
 	readTimeout       time.Duration
 	idleTimeout       time.Duration
 	maxSessions       int
+	sessionIdle       time.Duration
+	maxInFlight       int64
 	rateLimit         string
 }
 
@@ -45,6 +47,8 @@ func (f *limitFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.readTimeout, "read-timeout", httpguard.DefaultReadTimeout, "answer 408 to a POST whose body takes longer than `D` to arrive (-1s: no limit)")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", httpguard.DefaultIdleTimeout, "close a keep-alive connection idle for `D`")
 	fs.IntVar(&f.maxSessions, "max-sessions", httpguard.DefaultMaxSessions, "answer 503 to a request that would open a session beyond `N` open ones (-1: no limit)")
+	fs.DurationVar(&f.sessionIdle, "session-idle", httpguard.DefaultSessionIdle, "end a session that has had no request for `D` (its next request gets 404, so the client initializes again; -1s: never)")
+	fs.Int64Var(&f.maxInFlight, "max-inflight-bytes", httpguard.DefaultMaxInFlightBytes, "bound the bytes of all request bodies in flight together to `N`: 503 with Retry-After beyond it (-1: no limit)")
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "allow each client (IP address) `N/DURATION` requests, e.g. 100/1s or 600/m; 429 with Retry-After beyond it (default no limit)")
 }
 
@@ -59,7 +63,14 @@ func (f *limitFlags) apply(o *httpguard.Options) error {
 	}
 	o.MaxBodyBytes, o.MaxHeaderBytes = f.maxBody, f.maxHeader
 	o.ReadHeaderTimeout, o.ReadTimeout, o.IdleTimeout = f.readHeaderTimeout, f.readTimeout, f.idleTimeout
+	if f.sessionIdle == 0 {
+		return usagef("--session-idle must not be 0 (-1s: sessions never expire)")
+	}
+	if f.maxInFlight == 0 {
+		return usagef("--max-inflight-bytes must not be 0 (-1: no limit)")
+	}
 	o.MaxSessions, o.RateLimit = f.maxSessions, rate
+	o.SessionIdle, o.MaxInFlightBytes = f.sessionIdle, f.maxInFlight
 	return nil
 }
 
@@ -71,6 +82,34 @@ func (f *replayHTTPFlags) register(fs *pflag.FlagSet) {
 	f.limits.register(fs)
 }
 
+// replayHandler is the replay engine's HTTP handler as replay serves it
+// behind guard, whose EndSession it sets: an expired session's replay
+// state is dropped by a DELETE.
+func replayHandler(eng *replayer.Engine, guard *httpguard.Options) *replayer.HTTPHandler {
+	// The guard bounds the body first; the handler's own bound must not be
+	// smaller.
+	h := eng.Handler(&replayer.HTTPOptions{MaxBodyBytes: math.MaxInt64})
+	guard.EndSession = httpguard.EndByDelete(h, "/mcp")
+	return h
+}
+
+// listen binds a --listen address of replay or record (httpguard.Listen
+// decides what it binds and refuses) and prints the warning of a
+// non-loopback one; a refused address is a usage error.
+func listen(ctx context.Context, e *env, addr string, allowRemote bool) (net.Listener, error) {
+	l, err := httpguard.Listen(ctx, addr, &httpguard.ListenOptions{AllowRemote: allowRemote})
+	if errors.Is(err, httpguard.ErrNotLoopback) {
+		return nil, usagef("--listen %s: %v", addr, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w := httpguard.RemoteWarning(l); w != "" {
+		fmt.Fprintln(e.stderr, w)
+	}
+	return l, nil
+}
+
 // enabled reports whether replay serves HTTP instead of stdio.
 func (f *replayHTTPFlags) enabled() bool { return f.listen != "" }
 
@@ -80,9 +119,6 @@ const shutdownTimeout = 5 * time.Second
 
 // serve serves the engine over HTTP until ctx ends.
 func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engine, log *slog.Logger) error {
-	if host, _, err := net.SplitHostPort(f.listen); err == nil && host != "" && !httpguard.IsLoopbackHost(host) && !f.allowRemote {
-		return usagef("--listen %s is not a loopback address: add --allow-remote to serve other machines", f.listen)
-	}
 	guard := &httpguard.Options{
 		AllowedOrigins:       f.allowOrigins,
 		AuthToken:            f.authToken,
@@ -91,13 +127,11 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 	if err := f.limits.apply(guard); err != nil {
 		return err
 	}
-	l, err := httpguard.Listen(f.listen)
+	l, err := listen(ctx, e, f.listen, f.allowRemote)
 	if err != nil {
 		return err
 	}
-	// The guard bounds the body first; the handler's own bound must not be
-	// smaller.
-	h := eng.Handler(&replayer.HTTPOptions{MaxBodyBytes: math.MaxInt64})
+	h := replayHandler(eng, guard)
 	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(h.Close)
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))

@@ -1,11 +1,12 @@
 // Package httpguard is the safety of mcpmock's HTTP listeners, shared by the
-// tap and the replay server: bind to loopback unless told otherwise, refuse
-// requests whose Host or Origin betray a DNS rebinding attack (403), and
-// require a bearer token when one is configured (401); and the listener
-// limits (limits.go): body and header size, read and idle timeouts, the
-// number of sessions, a request rate per client.
+// tap and the replay server: bind to loopback unless told otherwise
+// (listen.go), refuse requests whose Host or Origin betray a DNS rebinding
+// attack (403), and require a bearer token when one is configured (401);
+// and the listener limits (limits.go): body and header size, read and idle
+// timeouts, the bytes of all bodies in flight (body.go), the number of
+// sessions and their idle expiry (sessions.go), a request rate per client.
 //
-//	l, _ := httpguard.Listen(":0") // 127.0.0.1, a free port
+//	l, _ := httpguard.Listen(ctx, ":0", nil) // 127.0.0.1, a free port
 //	srv := httpguard.Server(mux, &httpguard.Options{AuthToken: token}, nil)
 //	fmt.Fprintln(os.Stderr, httpguard.URLLine(l, "/mcp"))
 //	srv.Serve(l)
@@ -14,66 +15,11 @@ package httpguard
 import (
 	"crypto/subtle"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 )
-
-// Listen listens on the TCP address addr. An address without a host (":8080",
-// ":0" or "") binds 127.0.0.1; port 0 (or none) takes a free port. Binding a
-// non-loopback host is the caller's decision (mcpmock's --allow-remote).
-func Listen(addr string) (net.Listener, error) {
-	host, port := "", ""
-	if addr != "" {
-		var err error
-		if host, port, err = net.SplitHostPort(addr); err != nil {
-			// "8080" or "localhost": a lone port or a lone host.
-			if !strings.Contains(addr, ":") && isDigits(addr) {
-				port = addr
-			} else {
-				host = addr
-			}
-		}
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if port == "" {
-		port = "0"
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return nil, fmt.Errorf("listen on %q: %w", addr, err)
-	}
-	return l, nil
-}
-
-// IsLoopbackHost reports whether host (a name or an IP address, with or
-// without a port, IPv6 with or without brackets) names the local machine:
-// localhost, a name under .localhost, 127.0.0.0/8 or ::1.
-func IsLoopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // Options configure Wrap. The zero value (or nil) accepts loopback Hosts,
 // requests without an Origin or with a loopback one, and needs no token.
@@ -82,9 +28,12 @@ type Options struct {
 	// case-insensitively as scheme://host[:port] (a trailing slash is
 	// ignored). "*" accepts any origin. Empty means loopback origins only.
 	AllowedOrigins []string
-	// AuthToken, when set, must come with every request as
-	// "Authorization: Bearer <token>"; a request without it is answered 401
-	// with WWW-Authenticate. Empty means no token is needed.
+	// AuthToken, when set, must come with every request as one of its
+	// "Authorization: Bearer <token>" values; a request without it is
+	// answered 401 with WWW-Authenticate. Such values are removed from the
+	// request before it is handled; the request's other Authorization
+	// values (the client's own, for an upstream) stay. Empty means no
+	// token is needed.
 	AuthToken string
 	// AllowNonLoopbackHost accepts any Host header (for a listener bound to
 	// a non-loopback address on purpose). False accepts loopback Hosts only.
@@ -105,11 +54,28 @@ type Options struct {
 	// or 404) and HTTP+SSE streams. A request that would open one more is
 	// answered 503 with a JSON-RPC error. 0 means DefaultMaxSessions (1000).
 	MaxSessions int
+	// SessionIdle is how long a session may go without a request (none in
+	// flight, no GET stream open) before the guard ends it: its next
+	// request is answered 404 with a JSON-RPC error, so that the client
+	// initializes again, and EndSession is called. 0 means
+	// DefaultSessionIdle (30 min); negative, never.
+	SessionIdle time.Duration
+	// EndSession, when set, is called with the id of a session that the
+	// guard ended for idleness, so that the handler frees it (EndByDelete
+	// sends it a DELETE). Nil: the handler is not told.
+	EndSession func(id string)
+	// MaxInFlightBytes bounds the bytes of all request bodies held at once,
+	// from the first byte read to the end of the request. A body that
+	// does not fit in what is left is answered 503 with Retry-After (and
+	// not read); one larger than the whole budget, 413. 0 means
+	// DefaultMaxInFlightBytes (256 MiB).
+	MaxInFlightBytes int64
 	// RateLimit bounds the requests of one client (one IP address) with a
 	// token bucket of RateLimit.N tokens refilled over RateLimit.Per; a
 	// request beyond it is answered 429 with Retry-After. Zero: no limit.
 	RateLimit Rate
-	// Now is the clock of the rate limit; nil means time.Now.
+	// Now is the clock of the rate limit and of session expiry; nil means
+	// time.Now.
 	Now func() time.Time
 
 	// MaxHeaderBytes, ReadHeaderTimeout and IdleTimeout are the server's,
@@ -129,7 +95,8 @@ type Options struct {
 // them (Mcp-Session-Id included).
 //
 // Then come the limits: the rate (429), the token (401), the body's size
-// (413) and read time (408), the number of sessions (503).
+// (413), read time (408) and the in-flight budget (503 with Retry-After),
+// an expired session (404), the number of sessions (503).
 func Wrap(h http.Handler, opts *Options) http.Handler {
 	g := &guard{next: h}
 	if opts != nil {
@@ -202,38 +169,32 @@ func normalizeOrigin(o string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
 }
 
+// authorized reports whether one of the request's Authorization values is
+// "Bearer <AuthToken>" (compared in constant time), and removes every such
+// value, so that the listener's token goes no further (upstream, into a
+// cassette) while the client's own Authorization values do.
 func (g *guard) authorized(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
-}
-
-// URLLine returns the line that mcpmock prints to stderr once l accepts
-// connections, exactly as the command-line contract writes it:
-//
-//	mcpmock: listening on http://127.0.0.1:41234/mcp
-//
-// A listener on an unspecified address (0.0.0.0, ::) is shown as 127.0.0.1
-// the address a local client dials.
-func URLLine(l net.Listener, path string) string {
-	return "mcpmock: listening on " + URL(l, path)
-}
-
-// URL returns the http URL of path on l.
-func URL(l net.Listener, path string) string {
-	host, port := "127.0.0.1", "0"
-	if a, ok := l.Addr().(*net.TCPAddr); ok {
-		port = fmt.Sprint(a.Port)
-		if !a.IP.IsUnspecified() && a.IP != nil {
-			host = a.IP.String()
+	values := r.Header.Values("Authorization")
+	rest := make([]string, 0, len(values))
+	for _, v := range values {
+		if !g.isToken(v) {
+			rest = append(rest, v)
 		}
-	} else if h, p, err := net.SplitHostPort(l.Addr().String()); err == nil {
-		host, port = h, p
 	}
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = "/" + path
+	switch {
+	case len(rest) == len(values):
+		return false
+	case len(rest) == 0:
+		r.Header.Del("Authorization")
+	default:
+		r.Header["Authorization"] = rest
 	}
-	return "http://" + net.JoinHostPort(host, port) + path
+	return true
+}
+
+// isToken reports whether the Authorization value v is "Bearer
+// <AuthToken>", comparing the token in constant time.
+func (g *guard) isToken(v string) bool {
+	scheme, token, ok := strings.Cut(v, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(g.opts.AuthToken)) == 1
 }

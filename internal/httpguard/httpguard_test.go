@@ -1,58 +1,12 @@
 package httpguard
 
 import (
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 )
-
-func TestListenLoopbackByDefault(t *testing.T) {
-	for _, addr := range []string{"", ":0", "127.0.0.1:0", "0"} {
-		t.Run(fmt.Sprintf("%q", addr), func(t *testing.T) {
-			l, err := Listen(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			a := l.Addr().(*net.TCPAddr)
-			if !a.IP.IsLoopback() || a.Port == 0 {
-				t.Errorf("Listen(%q) bound %v, want 127.0.0.1 and a free port", addr, a)
-			}
-		})
-	}
-}
-
-func TestURLLine(t *testing.T) {
-	l, err := Listen(":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	line := URLLine(l, "/mcp")
-	port := l.Addr().(*net.TCPAddr).Port
-	if want := fmt.Sprintf("mcpmock: listening on http://127.0.0.1:%d/mcp", port); line != want {
-		t.Errorf("URLLine = %q, want %q", line, want)
-	}
-	if !regexp.MustCompile(`^mcpmock: listening on http://127\.0\.0\.1:\d+/mcp$`).MatchString(line) {
-		t.Errorf("URLLine %q does not have the contract's form", line)
-	}
-}
-
-func TestURLOfUnspecifiedAddress(t *testing.T) {
-	l, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if got, want := URL(l, "sse"), fmt.Sprintf("http://127.0.0.1:%d/sse", l.Addr().(*net.TCPAddr).Port); got != want {
-		t.Errorf("URL = %q, want %q", got, want)
-	}
-}
 
 func TestIsLoopbackHost(t *testing.T) {
 	for host, want := range map[string]bool{
@@ -137,7 +91,7 @@ func TestWrap(t *testing.T) {
 // TestWrapOverLoopback checks the guard behind a real listener, with a real
 // client that sends a forged Host as a rebinding attacker's browser would.
 func TestWrapOverLoopback(t *testing.T) {
-	l, err := Listen(":0")
+	l, err := Listen(t.Context(), ":0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,12 @@
 package httpguard
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log"
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +21,8 @@ const (
 	DefaultReadTimeout       = 30 * time.Second // to read a request's body
 	DefaultIdleTimeout       = 2 * time.Minute  // a keep-alive connection between requests
 	DefaultMaxSessions       = 1000
+	// DefaultMaxInFlightBytes (body.go) and DefaultSessionIdle
+	// (sessions.go) are the others.
 )
 
 // Rate is a request rate: N requests per Per. The zero Rate is no limit.
@@ -67,14 +65,13 @@ func ParseRate(s string) (Rate, error) {
 type limits struct {
 	maxBody     int64
 	readTimeout time.Duration
-	maxSessions int
 	rate        Rate
 	now         func() time.Time
+	sessions    *sessionTable
+	bodies      budget
 
-	mu       sync.Mutex // guards sessions, sse and buckets
-	sessions map[string]bool
-	sse      int // open HTTP+SSE streams, each a session
-	buckets  map[string]*bucket
+	mu      sync.Mutex // guards buckets
+	buckets map[string]*bucket
 }
 
 // bucket is one client's token bucket.
@@ -84,71 +81,72 @@ type bucket struct {
 }
 
 func newLimits(o *Options) *limits {
-	l := &limits{maxBody: o.MaxBodyBytes, readTimeout: o.ReadTimeout, maxSessions: o.MaxSessions, rate: o.RateLimit, now: o.Now,
-		sessions: map[string]bool{}, buckets: map[string]*bucket{}}
+	l := &limits{maxBody: o.MaxBodyBytes, readTimeout: o.ReadTimeout, rate: o.RateLimit, now: o.Now,
+		bodies: budget{max: o.MaxInFlightBytes}, buckets: map[string]*bucket{}}
 	if l.maxBody == 0 {
 		l.maxBody = DefaultMaxBodyBytes
 	}
 	if l.readTimeout == 0 {
 		l.readTimeout = DefaultReadTimeout
 	}
-	if l.maxSessions == 0 {
-		l.maxSessions = DefaultMaxSessions
+	if l.bodies.max == 0 {
+		l.bodies.max = DefaultMaxInFlightBytes
 	}
 	if l.now == nil {
 		l.now = time.Now
 	}
+	maxSessions, idle := o.MaxSessions, o.SessionIdle
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	if idle == 0 {
+		idle = DefaultSessionIdle
+	}
+	l.sessions = newSessionTable(maxSessions, idle, l.now, o.EndSession)
 	return l
 }
 
-// serve enforces the limits around next: the rate, the body's size and read
-// time, the number of sessions.
+// serve enforces the limits around next: the body's size, read time and
+// the in-flight budget, then the sessions (expiry, their number).
 func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		var err error
-		if body, err = l.readBody(w, r); err != nil {
-			w.Header().Set("Connection", "close")
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				rpcError(w, http.StatusRequestEntityTooLarge, nil, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (--max-body-bytes)", mbe.Limit))
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				rpcError(w, http.StatusRequestTimeout, nil, fmt.Sprintf("Request Timeout: the body did not arrive within %v (--read-timeout)", l.readTimeout))
-			default:
-				rpcError(w, http.StatusBadRequest, nil, "Bad Request: reading the body: "+err.Error())
-			}
+		b, release, err := l.readBody(w, r) // body.go
+		defer release()
+		if err != nil {
+			l.refuseBody(w, r, err)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-	}
-	if l.maxSessions < 0 {
-		next.ServeHTTP(w, r)
-		return
+		body = b
+		rb := &Body{b: body}
+		rb.r.Reset(body)
+		r.Body, r.ContentLength = rb, int64(len(body))
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" {
+		switch l.sessions.enter(sid) {
+		case sessionExpired:
+			rpcError(w, http.StatusNotFound, idOf(body), fmt.Sprintf("Not Found: the session ended after %v without a request (--session-idle); send initialize to start a new one", l.sessions.idle))
+			return
+		case sessionOpen:
+			defer l.sessions.leave(sid)
+		}
+	}
 	opensSSE := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/sse")
-	if (opensSSE || (sid == "" && r.Method == http.MethodPost && isInitialize(body))) && l.full() {
-		rpcError(w, http.StatusServiceUnavailable, idOf(body), fmt.Sprintf("Service Unavailable: this mcpmock listener already has %d sessions, its maximum (--max-sessions); end one with DELETE", l.maxSessions))
-		return
+	sw := &sessionWatch{ResponseWriter: w, t: l.sessions, r: r}
+	if opensSSE || (sid == "" && r.Method == http.MethodPost && opensSession(body)) {
+		if !l.sessions.reserve() {
+			rpcError(w, http.StatusServiceUnavailable, idOf(body), fmt.Sprintf("Service Unavailable: this mcpmock listener already has %d sessions, its maximum (--max-sessions); end one with DELETE", l.sessions.max))
+			return
+		}
+		if opensSSE {
+			defer l.sessions.unreserve() // an HTTP+SSE session lasts as long as its stream
+		} else {
+			sw.reserved = true
+		}
 	}
-	if opensSSE {
-		l.mu.Lock()
-		l.sse++
-		l.mu.Unlock()
-		defer func() {
-			l.mu.Lock()
-			l.sse--
-			l.mu.Unlock()
-		}()
-	}
-	sw := &sessionWatch{ResponseWriter: w, l: l, r: r}
+	defer sw.finish()
 	next.ServeHTTP(sw, r)
-	if !sw.done {
-		sw.done = true
-		sw.note(http.StatusOK)
-	}
 }
 
 // rateOK takes a token from the client's bucket, or answers 429 with
@@ -162,26 +160,6 @@ func (l *limits) rateOK(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	rpcError(w, http.StatusTooManyRequests, nil, fmt.Sprintf("Too Many Requests: this mcpmock listener allows %d requests per %v from one client (--rate-limit); retry after %ds", l.rate.N, l.rate.Per, secs))
 	return false
-}
-
-// readBody reads the whole body within the size and time limits, then lifts
-// the read deadline so that a long answer stream is not cut by it. After an
-// error the deadline stays, so that net/http does not wait for the rest of
-// the body before it writes the error; the connection is then closed.
-func (l *limits) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rc := http.NewResponseController(w)
-	if l.readTimeout > 0 {
-		rc.SetReadDeadline(time.Now().Add(l.readTimeout))
-	}
-	src := r.Body
-	if l.maxBody > 0 {
-		src = http.MaxBytesReader(w, r.Body, l.maxBody)
-	}
-	b, err := io.ReadAll(src)
-	if err == nil && l.readTimeout > 0 {
-		rc.SetReadDeadline(time.Time{})
-	}
-	return b, err
 }
 
 // allow takes a token from the client's bucket; when there is none, it says
@@ -220,44 +198,12 @@ func (l *limits) prune(now time.Time) {
 	}
 }
 
-func (l *limits) full() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.sessions)+l.sse >= l.maxSessions
-}
-
 // clientKey is the client's IP address.
 func clientKey(r *http.Request) string {
 	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return h
 	}
 	return r.RemoteAddr
-}
-
-// isInitialize reports whether body is an initialize request, alone or in
-// a batch: the request that opens a Streamable HTTP session.
-func isInitialize(body []byte) bool {
-	return bytes.Contains(body, []byte(`"initialize"`)) && methodIs(body, "initialize")
-}
-
-func methodIs(body []byte, method string) bool {
-	var one struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &one) == nil {
-		return one.Method == method
-	}
-	var batch []struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &batch) == nil {
-		for _, m := range batch {
-			if m.Method == method {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // idOf is the id of a JSON-RPC request body, nil when it has none.
@@ -285,12 +231,14 @@ func rpcError(w http.ResponseWriter, status int, id json.RawMessage, msg string)
 }
 
 // sessionWatch follows the Mcp-Session-Id of responses: a new one opens a
-// session, a 2xx answer to DELETE or a 404 for a session id ends it.
+// session (in the slot reserved for it), a 2xx answer to DELETE or a 404
+// for a session id ends it.
 type sessionWatch struct {
 	http.ResponseWriter
-	l    *limits
-	r    *http.Request
-	done bool
+	t        *sessionTable
+	r        *http.Request
+	reserved bool // a slot is reserved for the session this request may open
+	done     bool
 }
 
 func (s *sessionWatch) WriteHeader(status int) {
@@ -319,16 +267,28 @@ func (s *sessionWatch) Flush() {
 // hijacking).
 func (s *sessionWatch) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// finish notes an answer that wrote nothing, and frees a reserved slot
+// that no session took (also when the handler panicked).
+func (s *sessionWatch) finish() {
+	if !s.done {
+		s.done = true
+		s.note(http.StatusOK)
+	}
+	if s.reserved {
+		s.reserved = false
+		s.t.unreserve()
+	}
+}
+
 func (s *sessionWatch) note(status int) {
 	asked := s.r.Header.Get("Mcp-Session-Id")
 	given := s.Header().Get("Mcp-Session-Id")
-	s.l.mu.Lock()
-	defer s.l.mu.Unlock()
 	switch {
 	case asked != "" && (status == http.StatusNotFound || s.r.Method == http.MethodDelete && status < 300):
-		delete(s.l.sessions, asked)
+		s.t.closed(asked)
 	case asked == "" && given != "" && status < 300:
-		s.l.sessions[given] = true
+		s.t.opened(given, s.reserved)
+		s.reserved = false
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // serveLimited serves h behind Server(h, opts) on a loopback port.
 func serveLimited(t *testing.T, h http.Handler, opts *Options) string {
 	t.Helper()
-	l, err := Listen(":0")
+	l, err := Listen(t.Context(), ":0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,17 @@ func echoBody() http.Handler {
 
 func post(t *testing.T, url, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	return postReader(t, url, strings.NewReader(body), header)
+}
+
+// postReader posts what src holds (chunked when its length is not known)
+// on a connection of its own.
+func postReader(t *testing.T, url string, src io.Reader, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Close = true // each request on its own connection: the limits are per connection
 	for k, v := range header {

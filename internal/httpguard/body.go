@@ -1,0 +1,190 @@
+package httpguard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// DefaultMaxInFlightBytes bounds the bytes of all request bodies that a
+// listener holds at once (Options.MaxInFlightBytes left zero): 256 MiB,
+// four bodies of the default --max-body-bytes.
+const DefaultMaxInFlightBytes = 256 << 20
+
+// errBudget is readBody's error for a body that does not fit in what is
+// left of the in-flight budget.
+var errBudget = errors.New("the in-flight budget is spent")
+
+// budget counts the bytes of the request bodies in flight against a bound.
+type budget struct {
+	max int64 // < 0: no bound
+
+	mu   sync.Mutex // guards used
+	used int64
+}
+
+// take reserves n bytes and reports whether they fit.
+func (b *budget) take(n int64) bool {
+	if b.max < 0 || n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// give returns n bytes that take reserved.
+func (b *budget) give(n int64) {
+	if b.max < 0 || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// Body is the body of a request that the guard has read whole, the bytes
+// that the handler behind it gets as r.Body. Bytes hands them over without
+// a copy.
+type Body struct {
+	b []byte
+	r bytes.Reader
+}
+
+// Read reads the body, as any request body.
+func (b *Body) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// Close does nothing: the bytes stay until the request is done.
+func (b *Body) Close() error { return nil }
+
+// Bytes returns the body that the guard read for r, without a copy, and
+// true; or nil and false when r.Body is not such a body or was already read
+// from. The bytes are the handler's to read, not to change: they may be
+// recorded as they are.
+func Bytes(r *http.Request) ([]byte, bool) {
+	b, ok := r.Body.(*Body)
+	if !ok || b.r.Len() != len(b.b) {
+		return nil, false
+	}
+	return b.b, true
+}
+
+// readBody reads the whole body within the size and time limits and the
+// in-flight budget, into one buffer of the body's size when its length is
+// known. The returned release gives its bytes back to the budget; the
+// caller calls it once the request is done, also after an error. The read
+// deadline is lifted after a successful read, so that a long answer stream
+// is not cut by it. After an error it stays, so that net/http does not wait
+// for the rest of the body before it writes the error; the connection is
+// then closed.
+func (l *limits) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	var held int64
+	release = func() { l.bodies.give(held) }
+	limit := l.maxBody
+	if l.bodies.max >= 0 && (limit < 0 || l.bodies.max < limit) {
+		limit = l.bodies.max // a body larger than the whole budget can never pass
+	}
+	if r.ContentLength > 0 && limit >= 0 && r.ContentLength > limit {
+		return nil, release, &http.MaxBytesError{Limit: limit}
+	}
+	if r.ContentLength > 0 && !l.bodies.take(r.ContentLength) {
+		return nil, release, errBudget
+	}
+	if r.ContentLength > 0 {
+		held = r.ContentLength
+	}
+	rc := http.NewResponseController(w)
+	if l.readTimeout > 0 {
+		rc.SetReadDeadline(time.Now().Add(l.readTimeout))
+	}
+	src := r.Body
+	if limit >= 0 {
+		src = http.MaxBytesReader(w, r.Body, limit)
+	}
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		if _, err = io.ReadFull(src, body); err == nil {
+			var one [1]byte
+			if n, _ := src.Read(one[:]); n > 0 {
+				err = errors.New("the body is longer than its Content-Length")
+			}
+		}
+	} else {
+		body, err = l.readGrowing(src, &held)
+	}
+	if err == nil && l.readTimeout > 0 {
+		rc.SetReadDeadline(time.Time{})
+	}
+	return body, release, err
+}
+
+// readGrowing reads a body of unknown length (chunked), doubling its buffer
+// and taking each growth from the budget first; *held is what it took.
+func (l *limits) readGrowing(src io.Reader, held *int64) ([]byte, error) {
+	b := []byte(nil)
+	for {
+		if len(b) == cap(b) {
+			grow := int64(max(32<<10, cap(b)))
+			if !l.bodies.take(grow) {
+				return nil, errBudget
+			}
+			*held += grow
+			b = append(b[:cap(b)], make([]byte, grow)...)[:len(b)]
+		}
+		n, err := src.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// maxDrain bounds what refuseBody reads of a refused body and drops.
+const maxDrain = DefaultMaxBodyBytes
+
+// refuseBody answers the error of readBody. A body refused before it was
+// read (over the budget, or a Content-Length over the limit) is then read
+// and dropped (up to maxDrain, within the read timeout) so that the client,
+// still sending it, gets the answer rather than a reset connection.
+func (l *limits) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBudget):
+		w.Header().Set("Retry-After", "1")
+		rpcError(w, http.StatusServiceUnavailable, nil, fmt.Sprintf("Service Unavailable: the request bodies in flight would exceed %d bytes, this listener's budget for all of them together (--max-inflight-bytes); retry after 1s", l.bodies.max))
+		l.drain(w, r)
+	case errors.As(err, &mbe) && mbe.Limit == l.bodies.max && (l.maxBody < 0 || l.maxBody > l.bodies.max):
+		rpcError(w, http.StatusRequestEntityTooLarge, nil, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes, the budget of all bodies in flight (--max-inflight-bytes)", mbe.Limit))
+		l.drain(w, r)
+	case errors.As(err, &mbe):
+		rpcError(w, http.StatusRequestEntityTooLarge, nil, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes (--max-body-bytes)", mbe.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		rpcError(w, http.StatusRequestTimeout, nil, fmt.Sprintf("Request Timeout: the body did not arrive within %v (--read-timeout)", l.readTimeout))
+	default:
+		rpcError(w, http.StatusBadRequest, nil, "Bad Request: reading the body: "+err.Error())
+	}
+}
+
+// drain sends the answer written so far, then reads what is left of the
+// body and drops it, through a small buffer.
+func (l *limits) drain(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	if l.readTimeout > 0 {
+		rc.SetReadDeadline(time.Now().Add(l.readTimeout))
+	}
+	io.CopyN(io.Discard, r.Body, maxDrain)
+}
