@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -215,7 +216,11 @@ func (b *StdioBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(b.max)+1))
+	body, ok := httpguard.Bytes(r) // read by the guard in front: no second copy
+	var err error
+	if !ok {
+		body, err = io.ReadAll(io.LimitReader(r.Body, int64(b.max)+1))
+	}
 	if err != nil || len(body) > b.max {
 		http.Error(w, "mcpmock: the request body is unreadable or too long", http.StatusBadRequest)
 		return
@@ -261,9 +266,18 @@ func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Unlock()
 
-	b.rec.Observe(cassettes.FromClient, bytes.Clone(body), time.Now())
+	// The body is this request's own (read here or by the guard, which
+	// reads each body once), so the recording takes it as it is; the line
+	// is ended in the buffer's room past the body (which the recording's
+	// slice cannot reach), or by a second write when there is none.
+	b.rec.Observe(cassettes.FromClient, body[:len(body):len(body)], time.Now())
 	b.wmu.Lock()
-	_, werr := b.stdin.Write(append(body, '\n'))
+	var werr error
+	if len(body) < cap(body) {
+		_, werr = b.stdin.Write(append(body, '\n'))
+	} else if _, werr = b.stdin.Write(body); werr == nil {
+		_, werr = b.stdin.Write([]byte{'\n'})
+	}
 	b.wmu.Unlock()
 	if werr != nil {
 		b.forget(p, ids)
