@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,13 +38,24 @@ func (e *PosError) Unwrap() error { return e.Err }
 // Load reads a cassette file. The file is read in pieces and its messages
 // are copied out of it compacted, into a few large chunks: a large cassette
 // takes about the size of its messages in memory, not the size of the file.
+// A path that is not a regular file (after symbolic links) is refused with
+// ErrNotRegular before anything is read.
 func Load(path string) (*Cassette, error) {
-	if c, err := loadFast(path); err == nil {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if c, err := fastLoad(f, nil, size); err == nil {
 		return c, nil
 	}
-	data, err := os.ReadFile(path)
+	// The slow path reads the whole file and reports where it went wrong.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("load cassette %q: %w", path, plainError(err))
+	}
+	data, err := readAll(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("load cassette: %w", err)
+		return nil, fmt.Errorf("load cassette %q: %w", path, plainError(err))
 	}
 	return parse(path, data)
 }
@@ -54,22 +66,6 @@ func Parse(name string, data []byte) (*Cassette, error) {
 		return c, nil
 	}
 	return parse(name, bytes.Clone(data))
-}
-
-// loadFast is the load of a well-formed file: read in pieces, in one pass,
-// the messages copied out of it compacted. Any error sends Load to the
-// slow path, which reads the whole file and reports where it went wrong.
-func loadFast(path string) (*Cassette, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
-	return fastLoad(f, nil, size)
 }
 
 // parse decodes data, which it owns (messages are compacted in place).
@@ -417,14 +413,15 @@ func WriteFileAtomic(path string, data []byte) error {
 // or the new content, even if the process is killed. With durable, the file
 // and the directory are also synced, so the content survives a crash of the
 // machine too (a recording's intermediate saves skip that cost).
+//
+// A path that is a symbolic link stays one: the file at its end is the one
+// replaced (created if the link dangles). A path whose target exists and is
+// not a regular file is refused with ErrNotRegular. Errors name path, never
+// the temporary file, and say what to do.
 func WriteAtomic(path string, durable bool, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, target, err := createTemp(path, "tmp")
 	if err != nil {
-		return fmt.Errorf("save cassette: %w", err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -433,24 +430,28 @@ func WriteAtomic(path string, durable bool, write func(io.Writer) error) (err er
 		}
 	}()
 	if err = write(f); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // a write to a temporary file
+			return saveError(path, target, err)
+		}
 		return fmt.Errorf("save cassette %q: %w", path, err)
 	}
 	if durable {
 		if err = f.Sync(); err != nil {
-			return fmt.Errorf("save cassette %q: %w", path, err)
+			return saveError(path, target, err)
 		}
 	}
 	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("save cassette %q: %w", path, err)
+		return saveError(path, target, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("save cassette %q: %w", path, err)
+		return saveError(path, target, err)
 	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("save cassette %q: %w", path, err)
+	if err = os.Rename(f.Name(), target); err != nil {
+		return saveError(path, target, err)
 	}
 	if durable {
-		if d, derr := os.Open(dir); derr == nil {
+		if d, derr := os.Open(filepath.Dir(target)); derr == nil {
 			d.Sync()
 			d.Close()
 		}

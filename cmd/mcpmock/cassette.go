@@ -79,7 +79,7 @@ func (e *env) cassetteLint(args []string) error {
 // configurations with their positions, and what replay checks when it
 // prepares the cassette.
 func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem, *cassettes.Cassette) {
-	data, err := os.ReadFile(path)
+	data, err := cassettes.ReadFile(path)
 	if err != nil {
 		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}}, nil
 	}
