@@ -188,6 +188,14 @@ func (in *Interaction) Kind() string {
 	return "empty"
 }
 
+// Completed reports whether the interaction is a finished exchange: a
+// request with its response, or a notification. A line that was not
+// JSON-RPC is not one. A recording writes no file until one interaction
+// has completed.
+func (in *Interaction) Completed() bool {
+	return (in.Request != nil && in.Response != nil) || in.Notification != nil
+}
+
 // Millis is a time offset from the start of the recording, in milliseconds,
 // written with at most three decimals (microseconds).
 type Millis float64

@@ -212,6 +212,13 @@ func (s *Server) saveRecording() {
 		s.t.Logf("mcpmocktest: record mode: no session was opened; %s is left as it was", s.path)
 		return
 	}
+	if !anyCompleted(recorded) {
+		// A record that failed at once (the upstream did not start or
+		// answer) writes no file: an existing cassette is not replaced by
+		// an empty one, and ModeOnce records again next time.
+		s.t.Logf("mcpmocktest: record mode: no interaction completed; %s is left as it was", s.path)
+		return
+	}
 	c := cassettes.New()
 	transport := recorded[0].Meta.Transport
 	if transport == "" {
@@ -231,6 +238,19 @@ func (s *Server) saveRecording() {
 		return
 	}
 	s.t.Logf("mcpmocktest: recorded %d interactions to %s", len(c.Interactions), s.path)
+}
+
+// anyCompleted reports whether one of the recorded cassettes holds a
+// completed interaction (cassettes.Interaction.Completed).
+func anyCompleted(recorded []*cassettes.Cassette) bool {
+	for _, c := range recorded {
+		for i := range c.Interactions {
+			if c.Interactions[i].Completed() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // finishAndSave redacts and normalises c (cassettes.Finisher) and writes it.

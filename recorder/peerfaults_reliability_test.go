@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,9 +93,18 @@ func TestStdioTapServerExitsAtStart(t *testing.T) {
 			t.Errorf("the client got %q: want EOF or a JSON-RPC error for id 0", s)
 		}
 	}
-	status, _ := r.finish(t)
-	if status != testpeer.ExitAtStartStatus {
-		t.Errorf("status %d, want the server's %d", status, testpeer.ExitAtStartStatus)
+	if err := <-r.done; err != nil {
+		t.Fatalf("Stdio: %v", err)
+	}
+	if err := r.rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.status != testpeer.ExitAtStartStatus {
+		t.Errorf("status %d, want the server's %d", r.status, testpeer.ExitAtStartStatus)
+	}
+	// No interaction completed: no file is written.
+	if _, err := os.Lstat(r.path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a recording in which nothing completed left a file (%v)", err)
 	}
 }
 

@@ -73,8 +73,22 @@ type Recorder struct {
 	earlyNext   int
 	earlyFinish *cassettes.Finisher
 	chunk       []byte // where the next early encoding goes
-	// saveErr is the last error of a save; Close reports it.
+	// saveErr is the last error of a save; Close reports it. logged is
+	// the text of the last error logged, so that a save that fails again
+	// the same way (a forbidden value stays in the cassette) does not
+	// repeat it.
 	saveErr error
+	logged  string
+	// completed says an interaction has completed (a request answered, a
+	// notification): until then no save writes the file, so a record that
+	// fails at once leaves no file and no existing cassette is replaced
+	// by an empty one. written is the number of interactions the last
+	// successful write held (-1 before the first); created the
+	// directories New made for the file, removed by Close if nothing was
+	// written.
+	completed bool
+	written   int
+	created   []string
 
 	// saveMu serialises the saves, and Cassette with them; it guards the
 	// fields below, which only saves change.
@@ -178,14 +192,15 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		r.mu.Unlock()
 		r.mu.Lock()
 	}
+	r.written = -1
 	if path != "" {
-		if r.spill, err = newSpill(path); err != nil {
+		// The file is written once an interaction has completed (save);
+		// the path is checked, and its directories made, now.
+		if r.created, err = cassettes.PrepareWrite(path); err != nil {
 			return nil, err
 		}
-		// Write the empty cassette at once: a valid file exists from the
-		// first moment, whatever happens next.
-		if err := r.save(true); err != nil {
-			r.spill.close()
+		if r.spill, err = newSpill(path); err != nil {
+			cassettes.RemoveCreated(r.created)
 			return nil, err
 		}
 	}
@@ -417,6 +432,12 @@ func (r *Recorder) save(durable bool) error {
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
 	r.mu.Lock()
+	if !r.completed {
+		if r.completed = r.state.anyCompleted(); !r.completed {
+			r.mu.Unlock()
+			return nil
+		}
+	}
 	head := *r.state.c
 	head.Interactions = nil
 	head.Meta.Server = slices.Clone(head.Meta.Server)
@@ -451,8 +472,15 @@ func (r *Recorder) save(durable bool) error {
 	err := r.write(durable, &head, goneAt, gone, base, live, early)
 	r.mu.Lock()
 	r.saveErr = err
+	logIt := err != nil && err.Error() != r.logged
+	switch {
+	case err == nil:
+		r.written, r.logged = base+len(live), ""
+	case logIt:
+		r.logged = err.Error()
+	}
 	r.mu.Unlock()
-	if err != nil {
+	if logIt {
 		r.opts.Logger.Error(err.Error())
 	}
 	return err
@@ -640,21 +668,34 @@ func (r *Recorder) Cassette() *cassettes.Cassette {
 	return c
 }
 
-// Summary is the one-line summary printed at exit.
+// Summary is the one-line summary printed at exit. It says what the file
+// holds: nothing saved (no interaction completed, or every save failed),
+// or only what the last successful save wrote.
 func (r *Recorder) Summary() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state
-	where := ""
-	if r.path != "" {
-		where = fmt.Sprintf(" to %s", r.path)
+	n := s.base + len(s.c.Interactions)
+	where, after := "", ""
+	switch {
+	case r.path == "":
+	case !r.completed:
+		after = fmt.Sprintf("; nothing saved: no interaction completed, %s was not written", r.path)
+	case r.written < 0:
+		after = fmt.Sprintf("; nothing saved: %s was not written (the save failed)", r.path)
+	case r.saveErr != nil:
+		after = fmt.Sprintf("; %s holds only the %d interactions of the last successful save (the last save failed)", r.path, r.written)
+	default:
+		where = " to " + r.path
 	}
-	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response)",
-		s.messages, s.base+len(s.c.Interactions), where, s.requests, s.pending.len())
+	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response)%s",
+		s.messages, n, where, s.requests, s.pending.len(), after)
 }
 
 // Close records what is still queued, writes the cassette a last time and
-// stops. It is idempotent and returns the last save error, if any.
+// stops. It is idempotent and returns the last save error, if any, which
+// the live log (Options.Logger) has already shown. A recording in which no
+// interaction completed writes no file: the path is left as it was.
 func (r *Recorder) Close() error {
 	r.qmu.Lock()
 	already := r.closed
@@ -673,6 +714,11 @@ func (r *Recorder) Close() error {
 		r.saveMu.Lock()
 		r.spill.close()
 		r.saveMu.Unlock()
+		r.mu.Lock()
+		if r.written < 0 {
+			cassettes.RemoveCreated(r.created)
+		}
+		r.mu.Unlock()
 		return err
 	}
 	r.mu.Lock()
@@ -808,6 +854,20 @@ func (b *builder) evict(keep int) []cassettes.Interaction {
 		b.exchangeOrder.pop()
 	}
 	return gone
+}
+
+// anyCompleted reports whether an interaction has completed
+// (cassettes.Interaction.Completed).
+func (b *builder) anyCompleted() bool {
+	if b.base > 0 {
+		return true
+	}
+	for i := range b.c.Interactions {
+		if b.c.Interactions[i].Completed() {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot copies the cassette: interactions are values, and the messages

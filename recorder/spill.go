@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -35,13 +34,9 @@ type spill struct {
 }
 
 func newSpill(path string) (*spill, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".spill-*")
+	f, err := cassettes.CreateTemp(path, "spill")
 	if err != nil {
-		return nil, fmt.Errorf("recorder: %w", err)
+		return nil, err
 	}
 	s := &spill{f: f}
 	s.removed = os.Remove(f.Name()) == nil

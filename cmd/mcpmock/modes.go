@@ -118,22 +118,11 @@ func (e *env) runLive(ctx context.Context, c *common, f *modeFlags, h *replayHTT
 		roomForForwarders()
 		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, &recorder.StdioOptions{Signals: e.signals})
 	}
-	closeErr := rec.Close()
-	summary := rec.Summary()
+	prefix := ""
 	if plan.Mode == cassettes.ModePassthrough {
-		summary = "passthrough: " + summary
+		prefix = "passthrough: "
 	}
-	c.summaryLogger(e.stderr).Info(summary)
-	if runErr != nil {
-		return runErr
-	}
-	if closeErr != nil {
-		return closeErr
-	}
-	if status != 0 {
-		return exitStatus(status)
-	}
-	return nil
+	return e.endRecording(c, rec, prefix, status, runErr)
 }
 
 // dropUnused rewrites the cassette without the recorded client requests

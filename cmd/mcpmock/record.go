@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/recorder"
@@ -61,15 +62,32 @@ func (e *env) record(ctx context.Context, args []string) error {
 		roomForForwarders()
 		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, so)
 	}
+	return e.endRecording(&c, rec, "", status, runErr)
+}
+
+// endRecording closes the recorder at the end of a recording run and
+// says how it went: the error that ended the tap first, then the summary,
+// which says what the file holds (recorder.Summary: nothing, when no
+// interaction completed or every save failed). A save error was shown by
+// the live log as it happened (recorder.Close); with --quiet it is printed
+// here, once. The exit status is the error's, else 1 for a failed save,
+// else the server's.
+func (e *env) endRecording(c *common, rec *recorder.Recorder, prefix string, status int, runErr error) error {
 	closeErr := rec.Close()
-	c.summaryLogger(e.stderr).Info(rec.Summary())
+	code := 0
 	if runErr != nil {
-		return runErr
+		code = exitCode(runErr, e.stderr)
 	}
-	if closeErr != nil {
-		return closeErr
+	if closeErr != nil && c.quiet {
+		fmt.Fprintf(e.stderr, "mcpmock: %v\n", closeErr)
 	}
-	if status != 0 {
+	c.summaryLogger(e.stderr).Info(prefix + rec.Summary())
+	switch {
+	case runErr != nil:
+		return exitStatus(code)
+	case closeErr != nil:
+		return exitStatus(1)
+	case status != 0:
 		return exitStatus(status)
 	}
 	return nil
