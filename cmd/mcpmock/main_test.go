@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -31,15 +33,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
+// syncBuffer is a bytes.Buffer safe for a process's writes and a test's
+// reads, which can wait for the next write (next). The zero value is an
+// empty buffer.
 type syncBuffer struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards b and changed
 	b  bytes.Buffer
+	// changed is closed by the next write; nil when nobody waits.
+	changed chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -49,22 +59,41 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// next returns what the buffer holds and a channel closed by the next
+// write.
+func (s *syncBuffer) next() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.b.String(), s.changed
+}
+
 // proc is a running mcpmock.
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *syncBuffer
 	lines  *bufio.Reader
+	// stderr is everything mcpmock wrote to its stderr so far: copied by
+	// the proc's own goroutine from a pipe that os/exec does not know
+	// about, so that Wait, which closes the pipes it made, never cuts the
+	// copy short. stderrDone is closed when the copy has reached the end
+	// of the pipe (mcpmock, and whatever it started that held its stderr,
+	// are gone).
+	stderr     *syncBuffer
+	stderrDone chan struct{}
 }
 
-// start runs mcpmock with args in its own process.
+// start runs mcpmock with args in its own process. The test reads its
+// stdout (recv), writes its stdin (send), watches its stderr (stderr,
+// listening) and waits for it (wait); the cleanup kills it.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), beMain+"=1")
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}}
-	cmd.Stderr = p.stderr
+	p := &proc{cmd: cmd, stderr: &syncBuffer{}, stderrDone: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -73,17 +102,71 @@ func start(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p.lines = bufio.NewReader(p.stdout)
-	if err := cmd.Start(); err != nil {
+	errR, errW, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stderr = errW // an *os.File: the child gets it as is, no copy by os/exec
+	err = cmd.Start()
+	errW.Close()
+	if err != nil {
+		errR.Close()
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.stderrDone)
+		io.Copy(p.stderr, errR)
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		select {
+		case <-p.stderrDone:
+		case <-time.After(10 * time.Second):
+			// A process that mcpmock started still holds the pipe.
+		}
+		errR.Close() // ends the copy if it still runs
+		<-p.stderrDone
 		if t.Failed() {
 			t.Logf("mcpmock %s stderr:\n%s", strings.Join(args, " "), p.stderr)
 		}
 	})
 	return p
+}
+
+// startListening runs mcpmock with args (which hold --listen) in its own
+// process and returns it with the URL of the line "mcpmock: listening on
+// URL" once it is printed.
+func startListening(t *testing.T, args ...string) (*proc, string) {
+	t.Helper()
+	p := start(t, args...)
+	return p, p.listening(t)
+}
+
+var listeningLine = regexp.MustCompile(`(?m)^mcpmock: listening on (http://127\.0\.0\.1:\d+/mcp)$`)
+
+// listening waits for the line "mcpmock: listening on URL" on stderr and
+// returns the URL; it fails the test if mcpmock ends first, or after 20
+// seconds.
+func (p *proc) listening(t *testing.T) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		s, changed := p.stderr.next()
+		if m := listeningLine.FindStringSubmatch(s); m != nil {
+			return m[1]
+		}
+		select {
+		case <-changed:
+		case <-p.stderrDone:
+			if m := listeningLine.FindStringSubmatch(p.stderr.String()); m != nil {
+				return m[1]
+			}
+			t.Fatalf("mcpmock exited without the URL line; stderr:\n%s", p.stderr)
+		case <-timeout:
+			t.Fatalf("no URL line within 20s; stderr:\n%s", p.stderr)
+		}
+	}
 }
 
 // peerCommand is the command line of a test server of the given kind, for
@@ -129,24 +212,32 @@ func (p *proc) recv(t *testing.T) map[string]any {
 	return nil
 }
 
-// wait waits for the process to exit and returns its status.
+// wait waits for the process to exit and returns its status; all of its
+// stderr is then in p.stderr.
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
+	timeout := time.After(20 * time.Second)
+	var err error
 	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("wait: %v", err)
-		}
-		return 0
-	case <-time.After(20 * time.Second):
+	case err = <-done:
+	case <-timeout:
 		t.Fatalf("mcpmock did not exit within 20s; stderr:\n%s", p.stderr)
 	}
-	return -1
+	select {
+	case <-p.stderrDone:
+	case <-timeout:
+		t.Fatalf("mcpmock exited, but its stderr was still open 20s later; stderr:\n%s", p.stderr)
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	case err != nil:
+		t.Fatalf("wait: %v", err)
+	}
+	return 0
 }
 
 func errorCode(t *testing.T, m map[string]any) int {

@@ -3,11 +3,9 @@ package main
 import (
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,18 +17,7 @@ import (
 func stopAndWait(t *testing.T, p *proc) int {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		return 0
-	case <-time.After(20 * time.Second):
-		t.Fatal("mcpmock did not exit within 20s of SIGTERM")
-	}
-	return -1
+	return p.wait(t)
 }
 
 func httpUpstream(t *testing.T, kind string, opts testpeer.HTTPServerOptions) string {

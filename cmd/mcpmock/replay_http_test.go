@@ -1,67 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
-
-// startListening runs mcpmock with args in its own process and returns it
-// with the URL of the line "mcpmock: listening on URL" once it is printed.
-func startListening(t *testing.T, args ...string) (*proc, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), beMain+"=1")
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("mcpmock %s stderr:\n%s", strings.Join(args, " "), p.stderr)
-		}
-	})
-	urls := make(chan string, 1)
-	lineRE := regexp.MustCompile(`^mcpmock: listening on (http://127\.0\.0\.1:\d+/mcp)$`)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			p.stderr.Write([]byte(sc.Text() + "\n"))
-			if m := lineRE.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-		close(urls)
-	}()
-	select {
-	case u, ok := <-urls:
-		if !ok {
-			t.Fatalf("mcpmock exited without the URL line; stderr:\n%s", p.stderr)
-		}
-		return p, u
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no URL line within 20s; stderr:\n%s", p.stderr)
-	}
-	return nil, ""
-}
 
 // TestReplayListen records a stdio session, replays it with --listen and a
 // token, connects real go-sdk and mcp-go clients over Streamable HTTP and
