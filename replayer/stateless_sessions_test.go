@@ -60,8 +60,10 @@ func sessionlessServer(t *testing.T) *httptest.Server {
 // httpLog is an http.RoundTripper that notes each exchange's method,
 // status and Mcp-Session-Id headers.
 type httpLog struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards lines and changed
 	lines []string
+	// changed is closed when a line is added; nil when nobody waits.
+	changed chan struct{}
 }
 
 func (l *httpLog) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -72,8 +74,35 @@ func (l *httpLog) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	l.mu.Lock()
 	l.lines = append(l.lines, line)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	l.mu.Unlock()
 	return resp, err
+}
+
+// answered waits until a request of the given method has had an answer.
+func (l *httpLog) answered(ctx context.Context, method string) error {
+	for {
+		l.mu.Lock()
+		for _, line := range l.lines {
+			if strings.HasPrefix(line, method+" ") && strings.Contains(line, " -> ") {
+				l.mu.Unlock()
+				return nil
+			}
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("no %s was answered: %w", method, ctx.Err())
+		}
+	}
 }
 
 // sorted returns the distinct exchanges seen, sorted: the clients' GET
@@ -175,6 +204,13 @@ func sessionlessMCPGo(t *testing.T, url string) []string {
 			t.Fatalf("%s: %v", name, err)
 		}
 		results = append(results, fmt.Sprintf("%s: %s", name, res.Content[0].(mgmcp.TextContent).Text))
+	}
+	// The client opens its GET stream on a goroutine of its own once
+	// initialized, whenever that goroutine runs: the script may end
+	// before it. What the client saw includes the GET's answer (405), so
+	// the script ends once it has come.
+	if err := hl.answered(ctx, "GET"); err != nil {
+		t.Fatalf("the client's GET stream: %v", err)
 	}
 	c.Close()
 	mu.Lock()
