@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+func platformBadPaths() []badPath       { return nil }
+func platformRecordBadPaths() []badPath { return nil }
