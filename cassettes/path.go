@@ -160,7 +160,7 @@ func writeTarget(path string) (string, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			return target, nil
 		case err != nil:
-			return "", plainError(err)
+			return "", err
 		case fi.Mode()&fs.ModeSymlink == 0:
 			if !fi.Mode().IsRegular() {
 				return "", checkRegular(path, fi)
@@ -169,14 +169,14 @@ func writeTarget(path string) (string, error) {
 		}
 		link, err := os.Readlink(target)
 		if err != nil {
-			return "", plainError(err)
+			return "", err
 		}
 		if !filepath.IsAbs(link) {
 			link = filepath.Join(filepath.Dir(target), link)
 		}
 		target = link
 	}
-	return "", fmt.Errorf("%s: more than %d symbolic links to follow", path, maxLinks)
+	return "", fmt.Errorf("%s is a chain of more than %d symbolic links, %w", path, maxLinks, ErrNotRegular)
 }
 
 // PrepareWrite makes path ready for WriteAtomic before anything is
@@ -187,7 +187,7 @@ func writeTarget(path string) (string, error) {
 func PrepareWrite(path string) (created []string, err error) {
 	target, err := writeTarget(path)
 	if err != nil {
-		return nil, fmt.Errorf("save cassette %q: %w", path, err)
+		return nil, saveError(path, path, err)
 	}
 	dir := filepath.Dir(target)
 	for d := dir; ; d = filepath.Dir(d) {
@@ -229,7 +229,7 @@ func CreateTemp(path, kind string) (*os.File, error) {
 func createTemp(path, kind string) (*os.File, string, error) {
 	target, err := writeTarget(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("save cassette %q: %w", path, err)
+		return nil, "", saveError(path, path, err)
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
@@ -246,6 +246,9 @@ func createTemp(path, kind string) (*os.File, string, error) {
 // target): what went wrong, with the cassette's name (not that of a
 // temporary file) and what to do.
 func saveError(path, target string, err error) error {
+	if errors.Is(err, ErrNotRegular) {
+		return fmt.Errorf("save cassette %q: %w", path, err)
+	}
 	dir := filepath.Dir(target)
 	why := plainError(err)
 	var advice string
