@@ -51,11 +51,17 @@ func TestRecordServerExitsBeforeItsStdout(t *testing.T) {
 // and exits: the client receives the half line, ended, then mcpmock's
 // -32603 answer on a line of its own that parses; the cassette keeps the
 // half line as raw text. (The answer was once glued to the half line.)
+// The server answers a first ping in full: a record in which no
+// interaction completed writes no cassette.
 func TestRecordServerDiesMidLine(t *testing.T) {
 	t.Parallel()
 	const half = `{"jsonrpc":"2.0","id":1,"res`
 	path := tempCassette(t)
-	p := start(t, "record", "-c", path, "--", "sh", "-c", `read line; printf '%s' '`+half+`'; exit 2`)
+	p := start(t, "record", "-c", path, "--", "sh", "-c", `read line; echo '{"jsonrpc":"2.0","id":0,"result":{}}'; read line; printf '%s' '`+half+`'; exit 2`)
+	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"ping"}`)
+	if m := p.recv(t); m["id"] != float64(0) || m["result"] == nil {
+		t.Fatalf("first answer = %v, want the result for id 0", m)
+	}
 	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	deadline := time.AfterFunc(20*time.Second, func() { p.cmd.Process.Kill() })
 	defer deadline.Stop()
