@@ -36,6 +36,13 @@ func TestListenRefusesNonLoopbackThroughBinary(t *testing.T) {
 				if strings.Contains(stderr, "listening on") || !strings.Contains(stderr, "every interface") || !strings.Contains(stderr, "--allow-remote") {
 					t.Errorf("stderr does not refuse the address naming --allow-remote, or it served:\n%s", stderr)
 				}
+				// The refusal comes first; replay prints no summary of a
+				// session that never was, and record's says nothing was saved.
+				if strings.Contains(stderr, "replayed") ||
+					strings.Contains(stderr, "recorded") && !strings.Contains(stderr, "nothing saved") ||
+					!strings.HasPrefix(stderr, "mcpmock: --listen") {
+					t.Errorf("a refused --listen printed a summary, or not after the refusal:\n%s", stderr)
+				}
 			})
 		}
 	}

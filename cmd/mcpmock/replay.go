@@ -98,6 +98,9 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	} else {
 		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
 	}
+	if errors.As(serveErr, new(notServed)) {
+		return serveErr
+	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
 	if eps := eng.NewEpisodes(); len(eps) > 0 {
 		if err := mf.appendEpisodes(c.cassette, eps); err != nil {

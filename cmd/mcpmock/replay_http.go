@@ -110,6 +110,13 @@ func listen(ctx context.Context, e *env, addr string, allowRemote bool) (net.Lis
 	return l, nil
 }
 
+// notServed is an error that stopped replay before it served anything
+// (a refused --listen, a port in use): replay prints it alone, without a
+// summary of a session that never was.
+type notServed struct{ error }
+
+func (e notServed) Unwrap() error { return e.error }
+
 // enabled reports whether replay serves HTTP instead of stdio.
 func (f *replayHTTPFlags) enabled() bool { return f.listen != "" }
 
@@ -125,11 +132,11 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 		AllowNonLoopbackHost: f.allowRemote,
 	}
 	if err := f.limits.apply(guard); err != nil {
-		return err
+		return notServed{err}
 	}
 	l, err := listen(ctx, e, f.listen, f.allowRemote)
 	if err != nil {
-		return err
+		return notServed{err}
 	}
 	h := replayHandler(eng, guard)
 	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
