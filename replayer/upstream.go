@@ -246,9 +246,14 @@ func (u *Upstream) post(ctx context.Context, body []byte, each func([]byte) bool
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct != "text/event-stream" {
-		b, err := io.ReadAll(resp.Body)
+		// An answer is one message: read no more of it than the message
+		// limit (the SSE reader below bounds each event alike).
+		b, err := io.ReadAll(io.LimitReader(resp.Body, jsonrpc.DefaultMaxLine+1))
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+		if len(b) > jsonrpc.DefaultMaxLine {
+			return false, fmt.Errorf("%w: %s answered more than the message limit of %d bytes; the answer was not read", ErrUpstream, u.opts.URL, jsonrpc.DefaultMaxLine)
 		}
 		elems, _, err := jsonrpc.SplitBatch(b)
 		if err != nil {
