@@ -109,8 +109,9 @@ type member struct {
 
 // appendObject writes the object raw canonically: the members that keep
 // accepts (all when keep is nil), sorted by name (the last of duplicates
-// wins, as in encoding/json); with metaFilter, _meta without its volatile
-// keys (and without _meta when nothing is left). The members are sorted on
+// wins, as in encoding/json), without those whose value is an empty object
+// once written (as dropEmptyObjects does); with metaFilter, _meta without
+// its volatile keys (and without _meta when nothing is left). The members are sorted on
 // sc.members, as a stack: a nested object's go after them.
 func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter bool) ([]byte, bool) {
 	base := len(sc.members)
@@ -155,18 +156,18 @@ func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFil
 		dst = appendName(dst, m.name)
 		dst = append(dst, ':')
 		var ok bool
+		before := len(dst)
 		if metaFilter && string(m.name) == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
-			before := len(dst)
 			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !VolatileMeta(string(k)) }, false)
-			if ok && string(dst[before:]) == "{}" {
-				dst = dst[:mark] // nothing left of _meta
-				continue
-			}
 		} else {
 			dst, ok = sc.appendCanonical(dst, m.value)
 		}
 		if !ok {
 			return dst, false
+		}
+		if string(dst[before:]) == "{}" {
+			dst = dst[:mark] // an empty object is the same as none (of _meta: nothing left)
+			continue
 		}
 		n++
 	}

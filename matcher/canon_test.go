@@ -25,6 +25,10 @@ func TestCanonicalKeyAgreesWithView(t *testing.T) {
 		{`{"a":"é\n<>"}`, `{"a":"\u00e9\n\u003c>"}`},
 		{`{"a":"x"}`, `{"a":"y"}`},
 		{`{"a":[1,2]}`, `{"a":[2,1]}`},
+		{`{"a":1,"context":{}}`, `{"a":1}`},
+		{`{"a":{"b":{"c":{}}}}`, `{}`},
+		{`{"a":[{"b":{}}]}`, `{"a":[{}]}`},
+		{`{"a":[{}]}`, `{"a":[]}`},
 	}
 	for _, method := range []string{"tools/call", "resources/read", "tools/list", "prompts/get"} {
 		for _, p := range pairs {
@@ -41,6 +45,7 @@ func FuzzCanonicalKey(f *testing.F) {
 	f.Add(`{"name":"a","arguments":{"x":1}}`, `{"arguments":{"x":1.0},"name":"a"}`, "tools/call")
 	f.Add(`{"_meta":{"a.b":1,"progressToken":2},"q":[1,{"z":null}]}`, `{"q":[1,{"z":null}],"_meta":{"a.b":1}}`, "x/y")
 	f.Add(`{"n":-0,"m":100,"k":-12}`, `{"n":0,"m":1e2,"k":-12.0}`, "x/y")
+	f.Add(`{"context":{"arguments":{}},"ref":{}}`, `{}`, "completion/complete")
 	f.Fuzz(func(t *testing.T, a, b, method string) {
 		if !json.Valid([]byte(a)) || !json.Valid([]byte(b)) {
 			return

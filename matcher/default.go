@@ -17,7 +17,8 @@ func Default() Matcher { return defaultMatcher{} }
 type defaultMatcher struct{}
 
 // view returns what the default matcher compares of a request's params, as a
-// normalized JSON tree (numbers canonical, volatile _meta keys dropped).
+// normalized JSON tree (numbers canonical, volatile _meta keys dropped, no
+// member whose value is an empty object).
 func view(r Request) any {
 	if Handshake(r.Method) || r.Method == "ping" {
 		return nil
@@ -26,11 +27,17 @@ func view(r Request) any {
 	if !ok {
 		return string(r.Params) // unparsable params compare as text
 	}
+	return dropEmptyObjects(selectCompared(r.Method, tree))
+}
+
+// selectCompared picks from decoded params what the default matcher
+// compares of a request of method.
+func selectCompared(method string, tree any) any {
 	obj, isObj := tree.(map[string]any)
 	if !isObj {
 		return tree
 	}
-	switch r.Method {
+	switch method {
 	case "tools/call":
 		v := map[string]any{"name": obj["name"]}
 		if a, ok := obj["arguments"]; ok {
@@ -44,6 +51,26 @@ func view(r Request) any {
 		return map[string]any{}
 	}
 	return dropVolatileMeta(obj)
+}
+
+// dropEmptyObjects removes, at every depth of a decoded tree, the object
+// members whose value is an empty object, or becomes one once its own are
+// removed: clients differ in sending "arguments": {} or "context": {} and
+// sending nothing, and both mean the same. It changes tree in place.
+func dropEmptyObjects(tree any) any {
+	switch x := tree.(type) {
+	case map[string]any:
+		for k, v := range x {
+			if m, ok := dropEmptyObjects(v).(map[string]any); ok && len(m) == 0 {
+				delete(x, k)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			dropEmptyObjects(e)
+		}
+	}
+	return tree
 }
 
 func dropVolatileMeta(obj map[string]any) map[string]any {
@@ -187,7 +214,15 @@ func compare(path string, a, b any, out *[]Difference) {
 			av, ain := am[k]
 			bv, bin := bm[k]
 			p := JoinPath(path, k)
+			// An absent member is an empty object to an object on the other
+			// side: the difference is named where it lies, inside.
+			_, aobj := av.(map[string]any)
+			_, bobj := bv.(map[string]any)
 			switch {
+			case !ain && bobj:
+				compare(p, map[string]any{}, bv, out)
+			case !bin && aobj:
+				compare(p, av, map[string]any{}, out)
 			case !ain:
 				*out = append(*out, Difference{Path: p, Live: compact(bv)})
 			case !bin:

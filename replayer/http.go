@@ -295,12 +295,8 @@ func (hs *httpSession) cancel(msg *jsonrpc.Message) {
 // stream writes the session's queued messages to an SSE stream until the
 // session ends, the client goes away or the handler closes.
 func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter) {
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stop := h.keepAlives()
+	defer stop()
 	for {
 		for _, msg := range hs.take() {
 			var err error
@@ -396,13 +392,25 @@ func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	if h.resumePOST(w, r, hs) { // http_resume.go
 		return
 	}
-	ctx, done, ok := hs.openStream(w, r) // http_resume.go
-	if !ok {
+	lastID := r.Header.Get("Last-Event-ID")
+	ctx, done, ok := hs.openStream(r, hs.isStreamEvent(lastID)) // http_resume.go
+	switch {
+	case ok:
+	case r.Context().Err() != nil:
+		return
+	case lastID == "":
+		http.Error(w, "Conflict: only one GET stream is allowed per session", http.StatusConflict)
+		return
+	default:
+		// An id of no stream of the session: a stream that carries
+		// nothing, beside the open GET stream.
+		h.e.opts.Logger.Info(fmt.Sprintf("mcpmock: Last-Event-ID %q names no event of this session's streams: nothing to resend", lastID))
+		h.keepOpen(r.Context(), hs, newSSEWriter(w, nil), nil)
 		return
 	}
 	defer hs.closeStream(done)
 	sw := newSSEWriter(w, nil)
-	if hs.resend(r.Header.Get("Last-Event-ID"), sw, h.e.opts.Logger) != nil {
+	if hs.resend(lastID, sw, h.e.opts.Logger) != nil {
 		return
 	}
 	h.stream(ctx, hs, sw)
