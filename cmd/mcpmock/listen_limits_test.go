@@ -158,20 +158,43 @@ func TestListenBodyBudgetThroughBinary(t *testing.T) {
 			// A body of 600,000 bytes whose first half is sent, then the
 			// rest once the others are answered.
 			held := initializeBody(600_000)
-			c, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://"))
-			if err != nil {
-				t.Fatal(err)
+			hold := func() (net.Conn, chan *http.Response) {
+				c, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", len(held))
+				c.Write(held[:len(held)/2])
+				answered := make(chan *http.Response, 1)
+				go func() {
+					got, err := http.ReadResponse(bufio.NewReader(c), nil)
+					if err == nil {
+						got.Body.Close()
+					}
+					answered <- got // nil when the connection was closed
+				}()
+				return c, answered
 			}
-			t.Cleanup(func() { c.Close() })
-			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", len(held))
-			c.Write(held[:len(held)/2])
+			c, answered := hold()
 			// The held body takes its bytes once its headers are read: wait
 			// for that by retrying until a large body is refused (each
-			// attempt is its own request; none sleeps).
+			// attempt is its own request; none sleeps). When an attempt was
+			// in flight as the held headers were read, the held body is the
+			// one refused; then hold again.
 			var resp *http.Response
 			for range 1000 {
 				if resp = postURL(t, url, initializeBody(500_000), nil); resp.StatusCode == http.StatusServiceUnavailable {
 					break
+				}
+				select {
+				case got := <-answered:
+					if got == nil || got.StatusCode != http.StatusServiceUnavailable {
+						t.Fatalf("the held body was answered before it was sent whole: %v", got)
+					}
+					c.Close()
+					c, answered = hold()
+				default:
 				}
 			}
 			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
@@ -181,13 +204,8 @@ func TestListenBodyBudgetThroughBinary(t *testing.T) {
 				t.Errorf("a small body meanwhile: %d, want 200", resp.StatusCode)
 			}
 			c.Write(held[len(held)/2:])
-			got, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got.Body.Close()
-			if got.StatusCode != 200 {
-				t.Errorf("the held body: %d, want 200", got.StatusCode)
+			if got := <-answered; got == nil || got.StatusCode != 200 {
+				t.Errorf("the held body: %v, want 200", got)
 			}
 			if resp := postURL(t, url, initializeBody(500_000), nil); resp.StatusCode != 200 {
 				t.Errorf("the large body once the held one is done: %d, want 200", resp.StatusCode)
