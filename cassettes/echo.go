@@ -176,8 +176,12 @@ func (c *Cassette) dropEchoes() {
 	if len(drop) > 10 {
 		names = append(names, "...")
 	}
-	c.Warnings = append(c.Warnings, fmt.Sprintf("dropped %d server messages recorded again with an SSE event id already recorded (interactions %s): a server re-sent them on a resumed stream and the tap that recorded them took them for new; replay does not send them (mcpmock cassette lint lists them)",
-		len(drop), strings.Join(names, ", ")))
+	what := fmt.Sprintf("%d server messages", len(drop))
+	if len(drop) == 1 {
+		what = "1 server message"
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("dropped %s recorded again with an SSE event id already recorded (interactions %s): a server re-sent them on a resumed stream and the tap that recorded them took them for new; replay does not send them (mcpmock cassette lint lists them)",
+		what, strings.Join(names, ", ")))
 	kept := c.Interactions[:0]
 	for i := range c.Interactions {
 		if len(drop) > 0 && drop[0] == i {

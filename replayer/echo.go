@@ -7,12 +7,16 @@ import (
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
-// findNoMessages notes the recorded server lines that are no JSON-RPC
+// findNoMessages logs what loading the cassette dropped (its Warnings), and
+// notes the recorded server lines that are no JSON-RPC
 // message (the {} or blank data of an SSE priming event, which an older tap
 // recorded as raw lines): replay never sends them, as no client can read
 // them. An interaction that scripts one (When or Fault) sends it. It logs
 // once how many there are.
 func (e *Engine) findNoMessages(c *cassettes.Cassette) {
+	for _, w := range c.Warnings {
+		e.opts.Logger.Warn("mcpmock: cassette: " + w)
+	}
 	n := 0
 	for i := range c.Interactions {
 		in := &c.Interactions[i]

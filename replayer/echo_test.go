@@ -98,6 +98,28 @@ func TestReplaySendsNoPrimingData(t *testing.T) {
 	}
 }
 
+// TestReplayLogsDroppedEchoes: what Load dropped from an old cassette is
+// in the replay's log.
+func TestReplayLogsDroppedEchoes(t *testing.T) {
+	c, err := cassettes.Parse("old.json", []byte(cassette(
+		initialize,
+		`{"from":"server","atMs":2,"notification":{"jsonrpc":"2.0","method":"notifications/tools/list_changed"},"http":{"form":"sse","stream":"get","eventIds":["e1"]}}`,
+		`{"from":"server","atMs":3,"notification":{"jsonrpc":"2.0","method":"notifications/tools/list_changed"},"http":{"form":"sse","stream":"get","eventIds":["e1"]}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Interactions) != 2 {
+		t.Fatalf("%d interactions after Parse, want the repeat dropped", len(c.Interactions))
+	}
+	var logs syncBuffer
+	if _, err := New(c, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "dropped 1 server message recorded again") {
+		t.Errorf("the log does not say what Load dropped:\n%s", logs.String())
+	}
+}
+
 // TestReplaySendsScriptedNoMessage: an overlay that scripts a {} line gets
 // it sent: only recorded echoes are left out.
 func TestReplaySendsScriptedNoMessage(t *testing.T) {
