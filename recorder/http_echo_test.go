@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -197,4 +198,31 @@ func serverMessages(in *cassettes.Interaction) []string {
 		}
 	}
 	return out
+}
+
+// BenchmarkEventLog: what the tap spends per SSE event on telling echoes,
+// for N events of one session, each sent twice.
+func BenchmarkEventLog(b *testing.B) {
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working on it"}}`)
+	for _, n := range []int{1e3, 1e4, 1e5} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = strconv.Itoa(i)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l := newEventLog()
+				for _, id := range ids {
+					l.first("s1", id, data)
+				}
+				for _, id := range ids {
+					if l.first("s1", id, data) {
+						b.Fatal("an echo taken for new")
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*n), "ns/item")
+		})
+	}
 }
