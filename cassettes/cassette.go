@@ -53,6 +53,10 @@ type Cassette struct {
 	// Interactions are the recorded exchanges, in the order their first
 	// message passed the tap.
 	Interactions []Interaction `json:"interactions"`
+	// Warnings are what Load and Parse changed in an old cassette (they
+	// drop transport echoes that an older tap recorded as messages), for
+	// the caller to show; never saved.
+	Warnings []string `json:"-"`
 }
 
 // Replay is the "replay" member of a cassette: how replay serves it.

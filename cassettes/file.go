@@ -40,7 +40,20 @@ func (e *PosError) Unwrap() error { return e.Err }
 // takes about the size of its messages in memory, not the size of the file.
 // A path that is not a regular file (after symbolic links) is refused with
 // ErrNotRegular before anything is read.
+//
+// An old cassette's exact repeats of SSE events (a server re-sent them on a
+// resumed stream and the tap recorded them as new messages) are dropped,
+// and Warnings says so.
 func Load(path string) (*Cassette, error) {
+	c, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	c.dropEchoes()
+	return c, nil
+}
+
+func load(path string) (*Cassette, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
@@ -61,7 +74,18 @@ func Load(path string) (*Cassette, error) {
 }
 
 // Parse decodes a cassette; name is used in errors. data is not changed.
+// It drops transport echoes as Load does.
 func Parse(name string, data []byte) (*Cassette, error) {
+	c, err := parseAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	c.dropEchoes()
+	return c, nil
+}
+
+// parseAll is Parse keeping every interaction, for Lint.
+func parseAll(name string, data []byte) (*Cassette, error) {
 	if c, err := fastLoad(nil, data, int64(len(data))); err == nil {
 		return c, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 // Severity says whether a lint problem fails the check.
@@ -64,7 +66,7 @@ func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c, err := Parse(name, data)
+	c, err := parseAll(name, data)
 	if err != nil {
 		p := Problem{Severity: SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}
 		var pe *PosError
@@ -99,12 +101,23 @@ func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
 				age.Round(time.Hour), c.Meta.RecordedAt, o.MaxAge)
 		}
 	}
+	for _, e := range c.echoes() {
+		if e.first < 0 {
+			add(SeverityWarning, e.interaction, "%s is not a JSON-RPC message (%q) but the data of an SSE priming event: replay does not send it; delete it", e.where(&c.Interactions[e.interaction]), e.text)
+			continue
+		}
+		fix := "delete the one that is stale"
+		if e.exact {
+			fix = "the same message: loading the cassette drops it"
+		}
+		add(SeverityWarning, e.interaction, "a server message with SSE event id %q, which interaction %d recorded already in this session: the server sent it again on a resumed stream (%s)", e.eventID, e.first+1, fix)
+	}
 	seen := map[string]int{} // method and params, then response → first interaction
 	always := map[string]int{}
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		switch {
-		case in.Raw != nil:
+		case in.Raw != nil && !(in.From == FromServer && jsonrpc.NoMessage([]byte(*in.Raw))):
 			add(SeverityWarning, i, "a line that is not JSON-RPC: replay sends it as it is")
 		case in.Request != nil && in.From == FromClient && in.Response == nil && !in.Scripted():
 			add(SeverityWarning, i, "request %s has no response: replay will not answer it", describeRequest(in.Request))

@@ -298,6 +298,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			w.Write(buf)
 		}
 		flush(w)
+		scope := t.events.scope(r, resp, ex)
 		sr := jsonrpc.NewSSEReader(resp.Body, t.max)
 		for {
 			ev, err := sr.Next()
@@ -308,16 +309,16 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 				})
 				return
 			}
-			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
+			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data) {
 				fv := t.guard.FromServer(session, bytes.TrimSpace(ev.Data))
 				own(fv.ToServer)
 				if fv.Forward == nil {
 					continue
 				}
 				ev.Data = fv.Forward
-				t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(fv.Forward), time.Now(), HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: ev.HasID})
-			} else if ev.HasID && ev.Data == nil {
-				t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
+				t.recordEvent(r, ev, ex, "", scope)
+			} else if ev.HasID {
+				t.recordEvent(r, ev, ex, "", scope)
 			}
 			buf = jsonrpc.AppendEvent(buf[:0], ev)
 			if _, err := w.Write(buf); err != nil {

@@ -68,6 +68,7 @@ type HTTP struct {
 	maxBody  int64
 	guard    Interceptor
 	gstreams guardStreams // guard.go: the event streams the guard answers on
+	events   *eventLog    // http_echo.go: the event ids recorded, to tell echoes
 
 	exchanges atomic.Uint64
 
@@ -100,7 +101,7 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
 	}
-	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, maxBody: o.MaxBodyBytes, guard: o.Guard, endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
+	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, maxBody: o.MaxBodyBytes, guard: o.Guard, events: newEventLog(), endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
 	t.sseURL = u
 	if !strings.HasSuffix(u.Path, "/sse") {
 		t.sseURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/sse"}
@@ -183,6 +184,9 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if r.Method == http.MethodDelete {
+		t.events.end(r)
+	}
 	ctx := r.Context()
 	if r.Method == http.MethodGet {
 		// A GET stream lasts until the client or the server ends it, or
@@ -232,7 +236,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(resp.StatusCode)
 		flush(w)
-		t.forwardSSE(w, r, resp.Body, ex)
+		t.forwardSSE(w, r, resp, ex)
 		return
 	}
 	// A JSON body, a 202 or an error: one message at most, read whole if
@@ -396,14 +400,15 @@ func (t *HTTP) outRequest(ctx context.Context, r *http.Request, body []byte) *ht
 
 // forwardSSE copies an event stream to the client event by event, records
 // the messages, and rewrites an endpoint event to point at the tap.
-func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader, ex uint64) {
+func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, resp *http.Response, ex uint64) {
 	w, endGuard := t.guardSSE(w, r) // guard.go: the guard's answers share the stream
 	defer endGuard()
 	stream := ""
 	if r.Method == http.MethodGet {
 		stream = "get"
 	}
-	sr := jsonrpc.NewSSEReader(body, t.max)
+	scope := t.events.scope(r, resp, ex)
+	sr := jsonrpc.NewSSEReader(resp.Body, t.max)
 	var buf []byte
 	for {
 		ev, err := sr.Next()
@@ -421,21 +426,15 @@ func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, body io.Reader
 		case ev.Type == "endpoint" && ev.Data != nil:
 			ev.Data = t.rewriteEndpoint(r, ev.Data)
 			t.guardEndpoint(w, ev.Data) // guard.go
-		case ev.Data != nil && (ev.Type == "" || ev.Type == "message"):
+		case ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data):
+			// (A priming event's data is no message: the guard does not
+			// see it.)
 			if ev.Data = t.guardStream(w, ev.Data); ev.Data == nil {
 				continue
 			}
-			note := HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}
-			if stream == "get" && r.URL.Path == "/sse" {
-				// On HTTP+SSE every server message comes on the stream.
-				note.Stream, note.Exchange = "", 0
-			}
-			t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), time.Now(), note)
-		case ev.HasID && ev.Data == nil:
-			// A priming event: an id for resumption, no message.
-			if stream == "" {
-				t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
-			}
+			t.recordEvent(r, ev, ex, stream, scope)
+		case ev.HasID:
+			t.recordEvent(r, ev, ex, stream, scope)
 		}
 		buf = jsonrpc.AppendEvent(buf[:0], ev)
 		if _, err := w.Write(buf); err != nil {
@@ -495,8 +494,10 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 	defer sseBufs.Put(bp)
 	buf := *bp
 	var d *jsonrpc.SSEDecoder
+	scope := ""
 	if record {
 		d = jsonrpc.NewSSEDecoder(t.max)
+		scope = t.events.scope(r, resp, ex)
 	}
 	var evs []jsonrpc.Event
 	for {
@@ -517,7 +518,7 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 				return
 			}
 			for _, ev := range evs {
-				t.recordEvent(r, ev, ex, stream)
+				t.recordEvent(r, ev, ex, stream, scope)
 			}
 		}
 		if n > 0 {
@@ -539,13 +540,27 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 	}
 }
 
-// recordEvent records the message of an SSE event, or the id of a priming
-// event.
-func (t *HTTP) recordEvent(r *http.Request, ev jsonrpc.Event, ex uint64, stream string) {
+// recordEvent records the message of an SSE event of the given scope
+// (eventLog.scope), or the id of a priming event. Transport echoes are not
+// messages: an event that was already recorded in its scope (a server
+// re-sends it on a resumed stream) is not recorded again, and an event
+// whose data is no JSON-RPC message (none, blank, {}) is a priming event.
+func (t *HTTP) recordEvent(r *http.Request, ev jsonrpc.Event, ex uint64, stream, scope string) {
+	if ev.Type != "" && ev.Type != "message" {
+		return
+	}
+	if ev.HasID && ev.ID != "" && !t.events.first(scope, ev.ID, ev.Data) {
+		return // an echo: forwarded, already recorded
+	}
 	switch {
-	case ev.Data != nil && (ev.Type == "" || ev.Type == "message"):
-		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), time.Now(), HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
-	case ev.HasID && ev.Data == nil && stream == "":
+	case ev.Data != nil && !jsonrpc.NoMessage(ev.Data):
+		note := HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}
+		if stream == "get" && r.URL.Path == "/sse" {
+			// On HTTP+SSE every server message comes on the stream.
+			note.Stream, note.Exchange = "", 0
+		}
+		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), time.Now(), note)
+	case ev.HasID && stream == "":
 		// A priming event: an id for resumption, no message.
 		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
 	}

@@ -122,6 +122,8 @@ type Engine struct {
 	followers map[int][]*followup // server-initiated items after request i (-1: before any)
 	discover  *recorded           // a recorded successful server/discover, for a synthesized initialize
 
+	silent map[*cassettes.Interaction]bool // echo.go: exchanges with lines that are no message, not sent
+
 	stats struct {
 		messages, matched, unmatched atomic.Int64
 	}
@@ -254,10 +256,12 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			e.followers[last] = append(e.followers[last], &followup{raw: in.Request, request: true, batch: in.Batch})
 		case in.From == cassettes.FromServer && in.Notification != nil:
 			e.followers[last] = append(e.followers[last], &followup{raw: in.Notification, batch: in.Batch})
-		case in.From == cassettes.FromServer && in.Raw != nil:
+		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
+			// (A line that is no message is not sent: echo.go.)
 			e.followers[last] = append(e.followers[last], &followup{raw: []byte(*in.Raw)})
 		}
 	}
+	e.findNoMessages(c)
 	if err := e.addScripted(c, "cassette", true); err != nil {
 		return nil, err
 	}

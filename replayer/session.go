@@ -386,6 +386,9 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 			continue // the client's replies: the live client sends its own
 		}
 		if m.Raw != nil {
+			if s.e.skipsRaw(in, *m.Raw) {
+				continue
+			}
 			pace(m.AtMs)
 			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw), Batch: m.Batch})
 			continue
