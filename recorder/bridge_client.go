@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,12 +337,28 @@ func (b *clientBridge) readStream(body io.Reader, ex uint64, stream string, deli
 		if ev.HasID {
 			last = ev.ID
 		}
-		if ev.Data != nil && (ev.Type == "" || ev.Type == "message") {
+		message := ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data)
+		if message && ev.HasID && !b.tap.events.first(b.eventScope(ex), ev.ID, ev.Data) {
+			continue // an echo on a resumed stream: the client has it already
+		}
+		if message {
 			deliver(ev.Data, HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
 		} else if ev.HasID && stream == "" {
 			b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
 		}
 	}
+}
+
+// eventScope names where the event ids of exchange ex are unique
+// (eventLog.scope): the bridge's session, or without one the exchange's
+// stream, which its resumptions share.
+func (b *clientBridge) eventScope(ex uint64) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.session != "" {
+		return "s" + b.session
+	}
+	return "x" + strconv.FormatUint(ex, 10)
 }
 
 // resume reopens a stream with GET and Last-Event-ID.
