@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,8 @@ import (
 // URL-mode elicitation under the id the client chose (the elicitationId
 // argument), or one of its own when the client chose none; once the client
 // accepts, it says the elicitation completed and answers with the id in
-// its text and its structured content.
+// its text and its structured content; last names the id of the last
+// sign-in in a later call.
 func chosenServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "chosen-id-server", Version: "1"}, nil)
 	type in struct {
@@ -26,11 +28,21 @@ func chosenServer() *mcp.Server {
 		ElicitationID string `json:"elicitationId"`
 		URL           string `json:"url"`
 	}
+	var mu sync.Mutex
+	last := ""
+	mcp.AddTool(s, &mcp.Tool{Name: "last"}, func(ctx context.Context, req *mcp.CallToolRequest, args struct{}) (*mcp.CallToolResult, any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "last elicitation " + last}}}, nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "sign_in"}, func(ctx context.Context, req *mcp.CallToolRequest, args in) (*mcp.CallToolResult, out, error) {
 		id := args.ElicitationID
 		if id == "" {
 			id = "server-" + rand.Text()
 		}
+		mu.Lock()
+		last = id
+		mu.Unlock()
 		url := "https://auth.example/connect?elicitation=" + id
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", ElicitationID: id, URL: url, Message: "sign in"})
 		if err != nil {
@@ -46,7 +58,8 @@ func chosenServer() *mcp.Server {
 
 // signIn calls sign_in with the client's id (none when "") and returns
 // the ids the client saw in elicitation/create, in its url, in the
-// completion, in the result's text and in its structured content.
+// completion, in the result's text and in its structured content, and in
+// the answer of a later call of last.
 func signIn(uc *urlClient, chosen string, saw *[]string) func(context.Context, *mcp.ClientSession) error {
 	return func(ctx context.Context, cs *mcp.ClientSession) error {
 		args := map[string]any{}
@@ -75,7 +88,13 @@ func signIn(uc *urlClient, chosen string, saw *[]string) func(context.Context, *
 		fmt.Sscanf(asked.URL, "https://auth.example/connect?elicitation=%s", &inURL)
 		var structured string
 		fmt.Sscanf(url, "https://auth.example/connect?elicitation=%s", &structured)
-		*saw = []string{asked.ElicitationID, inURL, done, text, fmt.Sprint(sc["elicitationId"]), structured}
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "last"})
+		if err != nil {
+			return err
+		}
+		var later string
+		fmt.Sscanf(res.Content[0].(*mcp.TextContent).Text, "last elicitation %s", &later)
+		*saw = []string{asked.ElicitationID, inURL, done, text, fmt.Sprint(sc["elicitationId"]), structured, later}
 		return nil
 	}
 }
@@ -83,8 +102,9 @@ func signIn(uc *urlClient, chosen string, saw *[]string) func(context.Context, *
 // A URL-mode elicitation whose id the client chose (an elicitationId in
 // the tool's arguments) replays under the id the live client chose: in
 // elicitation/create (and its url), in notifications/elicitation/complete
-// and in the tool's result, text and structured content alike. One the
-// server made up is replaced by a fresh id, the same in all of them. Over
+// and in the tool's result, text and structured content alike, and in the
+// answer of a later call. One the server made up is replaced by a fresh
+// id, the same in all of them. Over
 // stdio and Streamable HTTP, with a real go-sdk client.
 func TestElicitationIDs(t *testing.T) {
 	for _, c := range []struct {
@@ -116,8 +136,8 @@ func TestElicitationIDs(t *testing.T) {
 					t.Errorf("%s, HTTP %v: the server-made id %q is not fresh (recorded %q)", c.name, overHTTP, want, live[0])
 				}
 			}
-			if d := cmp.Diff([]string{want, want, want, want, want, want}, got); d != "" {
-				t.Errorf("%s, HTTP %v: create, its url, completion, text, structured id, structured url (-want +got):\n%s", c.name, overHTTP, d)
+			if d := cmp.Diff([]string{want, want, want, want, want, want, want}, got); d != "" {
+				t.Errorf("%s, HTTP %v: create, its url, completion, text, structured id, structured url, later call (-want +got):\n%s", c.name, overHTTP, d)
 			}
 		}
 	}
