@@ -11,12 +11,16 @@ import (
 )
 
 // This file gives URL-mode elicitation (2025-11-25) its semantics in
-// replay. The elicitationId is the server's: each replayed URL-mode
-// elicitation/create, and each elicitation of a replayed -32042
-// (URLElicitationRequiredError), hands the client a fresh one (also where
-// the recorded id appears in the url), and a replayed
-// notifications/elicitation/complete names the live id of the elicitation
-// it completes. A completion of an elicitation the session was never sent
+// replay. An elicitationId that the client chose (the recorded id is a
+// string of the recorded request's params, as an elicitationId argument
+// of a tool) becomes the one the live client chose at the same place; one
+// the server made up becomes a fresh one. Either way the live id replaces
+// the recorded one everywhere in the replayed messages of the session:
+// in elicitation/create and its url, in each elicitation of a replayed
+// -32042 (URLElicitationRequiredError), in the
+// notifications/elicitation/complete that names it, and in any string a
+// later message carries, a tool's text and structured content included
+// (recordedIDs). A completion of an elicitation the session was never sent
 // is not sent, nor one of an elicitation the live client declined or
 // cancelled (or answered with an error) where the recorded client
 // accepted: the recorded server completed it because it was accepted.
@@ -33,18 +37,27 @@ const methodElicitationComplete = "notifications/elicitation/complete"
 
 // elicitOut maps the elicitation ids of a plan's messages to live ones.
 // chain is what stateIn found for the request the plan answers (nil when
-// it is no retry of one made here): its completions name its ids.
+// it is no retry of one made here and names no elicitation): its
+// completions name its ids, and its live params hold the ids the client
+// chose.
 func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
-	if plan == nil || !slices.ContainsFunc(plan.Steps, func(st Step) bool {
+	if plan == nil {
+		return plan
+	}
+	s.mu.Lock()
+	seen := len(s.elicits) > 0
+	s.mu.Unlock()
+	if !seen && !slices.ContainsFunc(plan.Steps, func(st Step) bool {
 		return st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`))
 	}) {
 		return plan
 	}
+	chosen := s.chosenIDs(plan, chain)
 	out := *plan
 	out.Steps = nil
 	for _, st := range plan.Steps {
 		if st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
-			msg, completes, drop := s.relicit(st.Message, chain)
+			msg, completes, drop := s.relicit(st.Message, chain, chosen)
 			if drop != "" {
 				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": " + drop)
 				continue
@@ -53,12 +66,217 @@ func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
 		}
 		out.Steps = append(out.Steps, st)
 	}
+	// Now that the plan's elicitations have their live ids, each message
+	// names them wherever it names the recorded ones.
+	s.mu.Lock()
+	ids := maps.Clone(s.elicits)
+	s.mu.Unlock()
+	for i, st := range out.Steps {
+		if st.Kind == StepSend {
+			out.Steps[i].Message = recordedIDs(st.Message, ids)
+		}
+	}
 	return &out
+}
+
+// chosenIDs returns the elicitationIds the client chose for the request
+// plan answers: each recorded string of the recorded request's params
+// that a URL-mode elicitation of the plan uses as its id, mapped to the
+// live request's string at the same place.
+func (s *Session) chosenIDs(plan *Plan, chain *mrtrChain) map[string]string {
+	if chain == nil || chain.live == nil || plan.Interaction < 1 || plan.Interaction > len(s.e.cassette.Interactions) {
+		return nil
+	}
+	rec, err := jsonrpc.Parse(s.e.cassette.Interactions[plan.Interaction-1].Request)
+	if err != nil || len(rec.Params) == 0 {
+		return nil
+	}
+	var recParams, liveParams any
+	if json.Unmarshal(rec.Params, &recParams) != nil || json.Unmarshal(chain.live, &liveParams) != nil {
+		return nil
+	}
+	var chosen map[string]string
+	for _, st := range plan.Steps {
+		if st.Kind != StepSend || !bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
+			continue
+		}
+		for _, id := range urlElicitationIDs(st.Message) {
+			path, ok := pathTo(recParams, id)
+			if !ok {
+				continue // the server's own
+			}
+			if live, ok := valueAt(liveParams, path).(string); ok && live != "" {
+				if chosen == nil {
+					chosen = map[string]string{}
+				}
+				chosen[id] = live
+			}
+		}
+	}
+	return chosen
+}
+
+// urlElicitationIDs returns the elicitationIds of the URL-mode
+// elicitations a recorded message hands out: an elicitation/create's, and
+// those of a -32042 error or an input_required result.
+func urlElicitationIDs(raw []byte) []string {
+	m, err := jsonrpc.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var els []json.RawMessage
+	switch {
+	case m.Method == "elicitation/create" && m.Kind() == jsonrpc.KindRequest:
+		els = []json.RawMessage{m.Params}
+	case m.Kind() == jsonrpc.KindResponse && m.Error != nil && m.Error.Code == CodeURLElicitationRequired:
+		var data struct {
+			Elicitations []json.RawMessage `json:"elicitations"`
+		}
+		json.Unmarshal(m.Error.Data, &data)
+		els = data.Elicitations
+	case m.Kind() == jsonrpc.KindResponse && m.Result != nil:
+		var r struct {
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+		}
+		json.Unmarshal(m.Result, &r)
+		for _, k := range slices.Sorted(maps.Keys(r.InputRequests)) {
+			if r.InputRequests[k].Method == "elicitation/create" {
+				els = append(els, r.InputRequests[k].Params)
+			}
+		}
+	}
+	var ids []string
+	for _, el := range els {
+		if mode, _ := stringAt(el, "mode"); mode != "url" {
+			continue
+		}
+		if id, ok := stringAt(el, "elicitationId"); ok && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// pathTo returns the path (object keys and array indexes) of the first
+// string of v equal to want, in document order of keys sorted.
+func pathTo(v any, want string) ([]any, bool) {
+	switch v := v.(type) {
+	case string:
+		return nil, v == want
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p, ok := pathTo(v[k], want); ok {
+				return append([]any{k}, p...), true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, ok := pathTo(e, want); ok {
+				return append([]any{i}, p...), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// valueAt returns the value of v at path, nil when there is none.
+func valueAt(v any, path []any) any {
+	for _, step := range path {
+		switch k := step.(type) {
+		case string:
+			o, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = o[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+// minInTextID is the length below which a recorded elicitationId is
+// replaced only where it is a whole string: a shorter one ("1", "auth")
+// could be part of unrelated text.
+const minInTextID = 8
+
+// recordedIDs returns raw with each recorded elicitationId of ids (recorded
+// → live) replaced by its live one in every string value: a whole string,
+// and inside text for an id of at least minInTextID bytes. Member names
+// stay as recorded. raw is returned as it is when it names none of them.
+func recordedIDs(raw []byte, ids map[string]string) []byte {
+	var found bool
+	for rec, live := range ids {
+		if rec != live && bytes.Contains(raw, []byte(rec)) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return raw
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return raw
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			for rec, live := range ids {
+				if v == rec {
+					changed = true
+					return live
+				}
+			}
+			out := v
+			for rec, live := range ids {
+				// A live id that contains the recorded one would be
+				// replaced again inside itself.
+				if len(rec) >= minInTextID && !strings.Contains(live, rec) && strings.Contains(out, rec) {
+					out = strings.ReplaceAll(out, rec, live)
+				}
+			}
+			changed = changed || out != v
+			return out
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return raw
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // relicit rewrites one message. For a completion it returns the live
 // elicitationId it completes, or why it is not sent (drop).
-func (s *Session) relicit(raw []byte, chain *mrtrChain) (out []byte, completes, drop string) {
+func (s *Session) relicit(raw []byte, chain *mrtrChain, chosen map[string]string) (out []byte, completes, drop string) {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
 		return raw, "", ""
@@ -68,7 +286,7 @@ func (s *Session) relicit(raw []byte, chain *mrtrChain) (out []byte, completes, 
 		if mode, _ := stringAt(m.Params, "mode"); mode != "url" {
 			return raw, "", ""
 		}
-		p, err := s.freshElicitation(m.Params)
+		p, err := s.freshElicitation(m.Params, chosen)
 		if err != nil {
 			return raw, "", ""
 		}
@@ -105,7 +323,7 @@ func (s *Session) relicit(raw []byte, chain *mrtrChain) (out []byte, completes, 
 		}
 		return out, live, ""
 	case m.Kind() == jsonrpc.KindResponse && m.Result != nil:
-		return s.freshInputRequests(raw, m.Result), "", ""
+		return s.freshInputRequests(raw, m.Result, chosen), "", ""
 	case m.Kind() == jsonrpc.KindResponse && m.Error != nil && m.Error.Code == CodeURLElicitationRequired:
 		var data struct {
 			Elicitations []json.RawMessage `json:"elicitations"`
@@ -114,7 +332,7 @@ func (s *Session) relicit(raw []byte, chain *mrtrChain) (out []byte, completes, 
 			return raw, "", ""
 		}
 		for i, el := range data.Elicitations {
-			if p, err := s.freshElicitation(el); err == nil {
+			if p, err := s.freshElicitation(el, chosen); err == nil {
 				data.Elicitations[i] = p
 			}
 		}
@@ -174,14 +392,18 @@ func (s *Session) withdrawn(st Step) bool {
 	return declined
 }
 
-// freshElicitation gives the URL-mode elicitation params p a new live
-// elicitationId (also in its url) and remembers it.
-func (s *Session) freshElicitation(p json.RawMessage) (json.RawMessage, error) {
+// freshElicitation gives the URL-mode elicitation params p their live
+// elicitationId (also in its url) and remembers it: the one the client
+// chose (chosen, recorded → live), else a new one.
+func (s *Session) freshElicitation(p json.RawMessage, chosen map[string]string) (json.RawMessage, error) {
 	rec, ok := stringAt(p, "elicitationId")
 	if !ok || rec == "" {
 		return p, nil
 	}
-	live := newTaskID()
+	live, ok := chosen[rec]
+	if !ok {
+		live = newTaskID()
+	}
 	out, err := jsonrpc.SetMember(p, mustJSON(live), "elicitationId")
 	if err != nil {
 		return nil, err
@@ -211,7 +433,7 @@ func (s *Session) freshElicitation(p json.RawMessage) (json.RawMessage, error) {
 // requestState on the retry, so that the retry pairs with the recorded
 // retry and a completion it brings names the ids this result handed out,
 // also where requests share one replay state (no sessions).
-func (s *Session) freshInputRequests(raw []byte, result json.RawMessage) []byte {
+func (s *Session) freshInputRequests(raw []byte, result json.RawMessage, chosen map[string]string) []byte {
 	var r struct {
 		InputRequests map[string]struct {
 			Method string          `json:"method"`
@@ -232,7 +454,7 @@ func (s *Session) freshInputRequests(raw []byte, result json.RawMessage) []byte 
 		if mode, _ := stringAt(ir.Params, "mode"); mode != "url" || rec == "" {
 			continue
 		}
-		p, err := s.freshElicitation(ir.Params)
+		p, err := s.freshElicitation(ir.Params, chosen)
 		if err != nil {
 			continue
 		}
@@ -274,25 +496,37 @@ const maxChains = 4096
 type mrtrChain struct {
 	state *string           // the recorded requestState; nil when it had none
 	ids   map[string]string // recorded elicitationId → the live one handed out
+	// live is the params of the live request, for the elicitationIds the
+	// client chose (chosenIDs).
+	live json.RawMessage
 }
 
 // stateIn turns the requestState token of a retry back into the recorded
 // requestState (or takes it out, where the recorded result had none) and
-// returns what that result handed out. Other requests go unchanged.
+// returns what that result handed out. Other requests go unchanged; one
+// whose params name an elicitation (a member elicitationId,
+// elicitation_id, ElicitationID...) comes with a chain that holds its
+// params alone, for the ids the client chose (chosenIDs). Without the
+// live request in elicitOut, this is where elicitOut learns them.
 func (s *Session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
+	var names *mrtrChain
+	if bytes.Contains(msg.Params, []byte("licitation")) {
+		names = &mrtrChain{live: msg.Params}
+	}
 	if !bytes.Contains(msg.Params, []byte(`"mcpmock-`)) {
-		return msg, nil
+		return msg, names
 	}
 	token, ok := stringAt(msg.Params, "requestState")
 	if !ok {
-		return msg, nil
+		return msg, names
 	}
 	s.mu.Lock()
-	chain := s.chains[token]
+	stored := s.chains[token]
 	s.mu.Unlock()
-	if chain == nil {
-		return msg, nil
+	if stored == nil {
+		return msg, names
 	}
+	chain := &mrtrChain{state: stored.state, ids: stored.ids, live: msg.Params}
 	var params json.RawMessage
 	var err error
 	if chain.state != nil {
