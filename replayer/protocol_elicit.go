@@ -36,11 +36,10 @@ const CodeURLElicitationRequired = -32042
 const methodElicitationComplete = "notifications/elicitation/complete"
 
 // elicitOut maps the elicitation ids of a plan's messages to live ones.
-// chain is what stateIn found for the request the plan answers (nil when
-// it is no retry of one made here and names no elicitation): its
-// completions name its ids, and its live params hold the ids the client
-// chose.
-func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
+// live is the request the plan answers, whose params hold the ids the
+// client chose; chain is what stateIn found for it (nil when it is no
+// retry of one made here): its completions name its ids.
+func (s *Session) elicitOut(live *jsonrpc.Message, plan *Plan, chain *mrtrChain) *Plan {
 	if plan == nil {
 		return plan
 	}
@@ -52,7 +51,7 @@ func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
 	}) {
 		return plan
 	}
-	chosen := s.chosenIDs(plan, chain)
+	chosen := s.chosenIDs(plan, live.Params)
 	out := *plan
 	out.Steps = nil
 	for _, st := range plan.Steps {
@@ -82,9 +81,9 @@ func (s *Session) elicitOut(plan *Plan, chain *mrtrChain) *Plan {
 // chosenIDs returns the elicitationIds the client chose for the request
 // plan answers: each recorded string of the recorded request's params
 // that a URL-mode elicitation of the plan uses as its id, mapped to the
-// live request's string at the same place.
-func (s *Session) chosenIDs(plan *Plan, chain *mrtrChain) map[string]string {
-	if chain == nil || chain.live == nil || plan.Interaction < 1 || plan.Interaction > len(s.e.cassette.Interactions) {
+// string of the live params at the same place.
+func (s *Session) chosenIDs(plan *Plan, live json.RawMessage) map[string]string {
+	if live == nil || plan.Interaction < 1 || plan.Interaction > len(s.e.cassette.Interactions) {
 		return nil
 	}
 	rec, err := jsonrpc.Parse(s.e.cassette.Interactions[plan.Interaction-1].Request)
@@ -92,7 +91,7 @@ func (s *Session) chosenIDs(plan *Plan, chain *mrtrChain) map[string]string {
 		return nil
 	}
 	var recParams, liveParams any
-	if json.Unmarshal(rec.Params, &recParams) != nil || json.Unmarshal(chain.live, &liveParams) != nil {
+	if json.Unmarshal(rec.Params, &recParams) != nil || json.Unmarshal(live, &liveParams) != nil {
 		return nil
 	}
 	var chosen map[string]string
@@ -496,37 +495,26 @@ const maxChains = 4096
 type mrtrChain struct {
 	state *string           // the recorded requestState; nil when it had none
 	ids   map[string]string // recorded elicitationId → the live one handed out
-	// live is the params of the live request, for the elicitationIds the
-	// client chose (chosenIDs).
-	live json.RawMessage
 }
 
 // stateIn turns the requestState token of a retry back into the recorded
 // requestState (or takes it out, where the recorded result had none) and
-// returns what that result handed out. Other requests go unchanged; one
-// whose params name an elicitation (a member elicitationId,
-// elicitation_id, ElicitationID...) comes with a chain that holds its
-// params alone, for the ids the client chose (chosenIDs). Without the
-// live request in elicitOut, this is where elicitOut learns them.
+// returns what that result handed out. Other requests go unchanged.
 func (s *Session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
-	var names *mrtrChain
-	if bytes.Contains(msg.Params, []byte("licitation")) {
-		names = &mrtrChain{live: msg.Params}
-	}
 	if !bytes.Contains(msg.Params, []byte(`"mcpmock-`)) {
-		return msg, names
+		return msg, nil
 	}
 	token, ok := stringAt(msg.Params, "requestState")
 	if !ok {
-		return msg, names
+		return msg, nil
 	}
 	s.mu.Lock()
 	stored := s.chains[token]
 	s.mu.Unlock()
 	if stored == nil {
-		return msg, names
+		return msg, nil
 	}
-	chain := &mrtrChain{state: stored.state, ids: stored.ids, live: msg.Params}
+	chain := &mrtrChain{state: stored.state, ids: stored.ids}
 	var params json.RawMessage
 	var err error
 	if chain.state != nil {

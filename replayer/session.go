@@ -250,8 +250,8 @@ func (s *Session) planFor(msg *jsonrpc.Message) *Plan {
 	if !s.unknownTask(msg, known) {
 		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
 	}
-	plan = s.elicitOut(s.taskOut(msg, plan, known), chain) // protocol_elicit.go
-	s.noteVersion(msg, plan)                               // protocol_batch.go
+	plan = s.elicitOut(msg, s.taskOut(msg, plan, known), chain) // protocol_elicit.go
+	s.noteVersion(msg, plan)                                    // protocol_batch.go
 	if !plan.pending() {
 		s.onRequest(msg, plan)
 	}
