@@ -126,7 +126,7 @@ func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
 		if err != nil {
 			s.e.opts.Logger.Warn(err.Error())
 		}
-		s.checkReply(&Plan{Interaction: f.index + 1}, st, reply)
+		s.checkReply(&Plan{}, st, reply)
 	}
 }
 
@@ -153,7 +153,7 @@ func (s *Session) followRequest(f *followup) (out []byte, await Step, ok bool) {
 		s.mu.Unlock()
 		return nil, Step{}, false
 	}
-	return out, Step{Kind: StepAwaitReply, ReplyID: id, method: f.method, expect: f.expect}, true
+	return out, Step{Kind: StepAwaitReply, ReplyID: id, method: f.method, expect: f.expect, interaction: f.index + 1}, true
 }
 
 // endEffects stops the session's effects when its last outlet goes: what

@@ -152,7 +152,8 @@ func TestFollowUpRequestIsAwaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(c, nil)
+	var mismatches []ReplyMismatch // OnReplyMismatch is called in this goroutine
+	e, err := New(c, &Options{OnReplyMismatch: func(m ReplyMismatch) { mismatches = append(mismatches, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,16 @@ func TestFollowUpRequestIsAwaited(t *testing.T) {
 	if strings.Join(kinds, "\n") != strings.Join(want, "\n") {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
 	}
-	if !s.Deliver(&jsonrpc.Message{ID: "1", Result: json.RawMessage(`{"roots":[]}`)}) {
-		t.Error("the session awaits no reply to the follow-up's id")
+	reply := &jsonrpc.Message{ID: "1", Result: json.RawMessage(`{"roots":[{"uri":"file:///x"}]}`)}
+	if !s.Deliver(reply) {
+		t.Fatal("the session awaits no reply to the follow-up's id")
+	}
+	for _, st := range plan.Steps {
+		if st.Kind == StepAwaitReply {
+			s.checkReply(plan, st, reply)
+		}
+	}
+	if len(mismatches) != 1 || mismatches[0].Interaction != 2 {
+		t.Errorf("mismatches %+v, want one naming interaction 2 (the roots/list)", mismatches)
 	}
 }

@@ -76,6 +76,10 @@ type Step struct {
 	expect json.RawMessage
 	method string
 	origID jsonrpc.ID
+	// interaction, when not 0, is the 1-based cassette position of a
+	// server-to-client request recorded as its own interaction (a
+	// follow-up), which a ReplyMismatch names instead of the plan's.
+	interaction int
 }
 
 // Plan is what a session does in answer to one client message.
