@@ -120,12 +120,15 @@ type Engine struct {
 	requests  []*recorded         // client requests, in recorded order
 	byMethod  map[string][]int    // method → indexes into requests
 	followers map[int][]*followup // server-initiated items after request i (-1: before any)
+	causes    []*cause            // client notifications outside requests, with their effects
+	byCause   map[string][]int    // method → indexes into causes
 	discover  *recorded           // a recorded successful server/discover, for a synthesized initialize
 
 	silent map[*cassettes.Interaction]bool // echo.go: exchanges with lines that are no message, not sent
 
 	stats struct {
 		messages, matched, unmatched atomic.Int64
+		neverSent                    atomic.Int64 // effects whose cause never came (cause.go)
 	}
 	usedMu sync.Mutex   // guards used
 	used   map[int]bool // requests answered at least once by any session
@@ -190,6 +193,11 @@ type followup struct {
 	raw     []byte
 	request bool // a server-to-client request: gets a fresh id
 	batch   int  // the recorded server batch it came in (Step.Batch)
+	// For a request: its method, the client's recorded reply (nil when
+	// none was recorded) and its cassette position.
+	method string
+	expect json.RawMessage
+	index  int
 }
 
 // New prepares a cassette for replay.
@@ -224,7 +232,17 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	}
 	slab := make([]recorded, nreq)
 	e.requests = make([]*recorded, 0, nreq)
+	// A server message belongs to the last client message recorded before
+	// it: a request (followers) or a notification (causes, cause.go).
 	last := -1
+	var anchor *cause
+	follow := func(f *followup) {
+		if anchor != nil {
+			anchor.effects = append(anchor.effects, f)
+			return
+		}
+		e.followers[last] = append(e.followers[last], f)
+	}
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		switch {
@@ -251,14 +269,25 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			if msg.Method == "server/discover" && e.discover == nil && in.Response != nil && isResult(in.Response.Message) {
 				e.discover = r
 			}
-			last = n
+			last, anchor = n, nil
+		case in.From == cassettes.FromClient && in.Notification != nil:
+			if a := e.addCause(in.Notification); a != nil {
+				anchor = a
+			}
 		case in.From == cassettes.FromServer && in.Request != nil:
-			e.followers[last] = append(e.followers[last], &followup{raw: in.Request, request: true, batch: in.Batch})
+			f := &followup{raw: in.Request, request: true, batch: in.Batch, index: i}
+			if m, err := jsonrpc.Parse(in.Request); err == nil {
+				f.method = m.Method
+			}
+			if in.Response != nil && in.Response.From == cassettes.FromClient {
+				f.expect = in.Response.Message
+			}
+			follow(f)
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			e.followers[last] = append(e.followers[last], &followup{raw: in.Notification, batch: in.Batch})
+			follow(&followup{raw: in.Notification, batch: in.Batch, index: i})
 		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
 			// (A line that is no message is not sent: echo.go.)
-			e.followers[last] = append(e.followers[last], &followup{raw: []byte(*in.Raw)})
+			follow(&followup{raw: []byte(*in.Raw), index: i})
 		}
 	}
 	e.findNoMessages(c)
@@ -284,6 +313,10 @@ type Stats struct {
 	Matched, Unmatched int64
 	// Unused counts recorded client requests that no session used.
 	Unused int
+	// NeverSent counts the server-initiated messages that ended sessions
+	// never sent because the client message that caused them in the
+	// recording never came (cause.go).
+	NeverSent int64
 }
 
 // Stats returns the counters so far.
@@ -296,12 +329,17 @@ func (e *Engine) Stats() Stats {
 		Matched:   e.stats.matched.Load(),
 		Unmatched: e.stats.unmatched.Load(),
 		Unused:    len(e.requests) - used,
+		NeverSent: e.stats.neverSent.Load(),
 	}
 }
 
 // Summary is the one-line summary printed at exit.
 func (s Stats) String() string {
-	return fmt.Sprintf("%d messages, %d matched, %d unmatched, %d unused", s.Messages, s.Matched, s.Unmatched, s.Unused)
+	out := fmt.Sprintf("%d messages, %d matched, %d unmatched, %d unused", s.Messages, s.Matched, s.Unmatched, s.Unused)
+	if s.NeverSent > 0 {
+		out += fmt.Sprintf(", %d server messages never sent (their cause never came)", s.NeverSent)
+	}
+	return out
 }
 
 // Unused returns the cassette positions (1-based) of the recorded client

@@ -223,18 +223,22 @@ func (h *HTTPHandler) deleteSession(hs *httpSession) {
 // end cancels what is in flight and ends the session's stream.
 func (hs *httpSession) end() {
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
 	if hs.ended {
+		hs.mu.Unlock()
 		return
 	}
 	hs.ended = true
-	if hs.detach != nil {
-		hs.detach()
-	}
 	for _, cancel := range hs.inflight {
 		cancel(errSessionEnded)
 	}
 	close(hs.done)
+	detach := hs.detach
+	hs.mu.Unlock()
+	// Outside hs.mu: detaching waits for what the session's client
+	// notifications caused, which pushes to the stream (cause.go).
+	if detach != nil {
+		detach()
+	}
 }
 
 var errSessionEnded = errors.New("session ended")

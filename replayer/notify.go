@@ -70,9 +70,13 @@ func (s *Session) attach(send func([]byte)) (detach func()) {
 		s.mu.Lock()
 		_, ok := s.sinks[n]
 		delete(s.sinks, n)
+		last := ok && len(s.sinks) == 0
 		s.mu.Unlock()
 		if ok {
 			s.e.track(s, -1)
+		}
+		if last {
+			s.endEffects() // cause.go
 		}
 	}
 }
@@ -151,15 +155,7 @@ func (s *Session) publish(raw []byte) bool {
 	for _, l := range s.listeners {
 		listeners = append(listeners, l)
 	}
-	sinks := make([]func([]byte), 0, len(s.sinks))
-	keys := make([]int, 0, len(s.sinks))
-	for k := range s.sinks {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	for _, k := range keys {
-		sinks = append(sinks, s.sinks[k])
-	}
+	sinks := s.outletsLocked()
 	modern := s.modern
 	s.mu.Unlock()
 	if len(listeners) > 0 || modern {
@@ -185,6 +181,33 @@ func (s *Session) publish(raw []byte) bool {
 		send(raw)
 	}
 	return len(sinks) > 0
+}
+
+// outletsLocked returns the session's outlets in the order they were
+// attached; s.mu is held.
+func (s *Session) outletsLocked() []func([]byte) {
+	sinks := make([]func([]byte), 0, len(s.sinks))
+	keys := make([]int, 0, len(s.sinks))
+	for k := range s.sinks {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		sinks = append(sinks, s.sinks[k])
+	}
+	return sinks
+}
+
+// emit sends a server message that belongs to no request, as it is, to
+// the session's outlets, and logs it.
+func (s *Session) emit(raw []byte) {
+	s.mu.Lock()
+	sinks := s.outletsLocked()
+	s.mu.Unlock()
+	s.e.logSend(raw, 0)
+	for _, send := range sinks {
+		send(raw)
+	}
 }
 
 // withSubscriptionID sets params._meta["io.modelcontextprotocol/subscriptionId"].

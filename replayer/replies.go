@@ -61,6 +61,9 @@ func (s *Session) checkReply(plan *Plan, st Step, reply *jsonrpc.Message) []byte
 		return nil
 	}
 	mm := &ReplyMismatch{Method: st.method, Interaction: plan.Interaction, Recorded: replyBody(rec), Live: s.taskBack(replyBody(reply))}
+	if st.interaction > 0 {
+		mm.Interaction = st.interaction // a follow-up (cause.go)
+	}
 	if reply != nil {
 		res := s.e.replyMatcher.Match(matcher.Request{Method: st.method, Params: mm.Recorded}, matcher.Request{Method: st.method, Params: mm.Live})
 		if res.Match {

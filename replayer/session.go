@@ -76,6 +76,10 @@ type Step struct {
 	expect json.RawMessage
 	method string
 	origID jsonrpc.ID
+	// interaction, when not 0, is the 1-based cassette position of a
+	// server-to-client request recorded as its own interaction (a
+	// follow-up), which a ReplyMismatch names instead of the plan's.
+	interaction int
 }
 
 // Plan is what a session does in answer to one client message.
@@ -186,6 +190,7 @@ type Session struct {
 	awaiting  map[jsonrpc.ID]chan struct{}    // server-to-client requests awaiting a reply
 	replied   map[jsonrpc.ID]*jsonrpc.Message // replies received
 	firstDone bool
+	effects   effects // what client notifications caused (cause.go)
 
 	script scriptState // counters of scripted interactions (faults.go)
 	tasks  taskMap     // live and recorded task ids (tasks.go)
@@ -241,6 +246,9 @@ func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
 func (s *Session) planFor(msg *jsonrpc.Message) *Plan {
 	s.e.stats.messages.Add(1)
 	if msg.Kind() != jsonrpc.KindRequest {
+		if msg.Kind() == jsonrpc.KindNotification {
+			s.caused(msg) // cause.go
+		}
 		return &Plan{}
 	}
 	s.noteInitialize(msg)          // protocol_caps.go
@@ -472,14 +480,14 @@ func (s *Session) followUps(r *recorded) []Step {
 			out := f.raw
 			notify := false
 			if f.request {
-				s.mu.Lock()
-				s.nextID++
-				id := jsonrpc.IntID(s.nextID)
-				s.mu.Unlock()
-				var err error
-				if out, err = jsonrpc.WithID(f.raw, id); err != nil {
+				// A fresh id, and what follows waits for the reply,
+				// which is checked (cause.go).
+				msg, await, ok := s.followRequest(f)
+				if !ok {
 					continue
 				}
+				steps = append(steps, Step{Kind: StepSend, Message: msg, Batch: f.batch}, await)
+				continue
 			} else if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
 				if !s.keepLog(m) {
 					continue
