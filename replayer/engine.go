@@ -185,14 +185,18 @@ type recorded struct {
 	lone          bool
 	response      json.RawMessage
 	responseBatch int
+	// respondedAt is the recorded offset of the response, which orders
+	// the server messages that belong to no request around it.
+	respondedAt cassettes.Millis
 }
 
 // followup is a server message that belongs to no request: a notification,
 // a server-to-client request, or a raw line.
 type followup struct {
 	raw     []byte
-	request bool // a server-to-client request: gets a fresh id
-	batch   int  // the recorded server batch it came in (Step.Batch)
+	request bool             // a server-to-client request: gets a fresh id
+	batch   int              // the recorded server batch it came in (Step.Batch)
+	at      cassettes.Millis // its recorded offset
 	// For a request: its method, the client's recorded reply (nil when
 	// none was recorded) and its cassette position.
 	method string
@@ -258,6 +262,9 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
 			r.mrtrState, r.mrtrRetry = mrtrState(msg.Params)
 			r.times = in.Times
+			if in.Response != nil {
+				r.respondedAt = in.Response.AtMs
+			}
 			if len(in.Exchange) == 0 && in.Response != nil && in.Response.Message != nil {
 				r.lone, r.response, r.responseBatch = true, in.Response.Message, in.Response.Batch
 			}
@@ -275,7 +282,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				anchor = a
 			}
 		case in.From == cassettes.FromServer && in.Request != nil:
-			f := &followup{raw: in.Request, request: true, batch: in.Batch, index: i}
+			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, index: i}
 			if m, err := jsonrpc.Parse(in.Request); err == nil {
 				f.method = m.Method
 			}
@@ -284,10 +291,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			follow(f)
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			follow(&followup{raw: in.Notification, batch: in.Batch, index: i})
+			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, index: i})
 		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
 			// (A line that is no message is not sent: echo.go.)
-			follow(&followup{raw: []byte(*in.Raw), index: i})
+			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, index: i})
 		}
 	}
 	e.findNoMessages(c)

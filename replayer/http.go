@@ -174,18 +174,17 @@ type httpSession struct {
 	// POST (no GET stream, no resumption).
 	ephemeral bool
 
-	mu       sync.Mutex // guards queue, streamed, stream, inflight and ended
+	mu       sync.Mutex // guards queue, streamed, stream and ended
 	queue    [][]byte   // messages waiting for the stream
 	streamed bool       // a GET stream is open
 	// The GET stream's events, for Last-Event-ID (http_resume.go).
-	stream   streamLog
-	posts    postStreams // the POST streams kept for Last-Event-ID (http_resume.go)
-	inflight map[jsonrpc.ID]context.CancelCauseFunc
-	ended    bool
-	detach   func()         // removes the session's outlet for Notify
-	wake     chan struct{}  // signals the stream that queue grew (capacity 1)
-	done     chan struct{}  // closed when the session ends
-	plans    sync.WaitGroup // plans being carried out for the session
+	stream streamLog
+	posts  postStreams // the POST streams kept for Last-Event-ID (http_resume.go)
+	calls  inflight    // requests in flight (executor.go)
+	ended  bool
+	detach func()        // removes the session's outlet for Notify
+	wake   chan struct{} // signals the stream that queue grew (capacity 1)
+	done   chan struct{} // closed when the session ends
 }
 
 // maxQueued bounds the messages a session keeps for a GET stream that is
@@ -193,7 +192,7 @@ type httpSession struct {
 const maxQueued = 10000
 
 func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
-	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.NewSession(), sse: sse, inflight: map[jsonrpc.ID]context.CancelCauseFunc{},
+	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.NewSession(), sse: sse,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -228,9 +227,7 @@ func (hs *httpSession) end() {
 		return
 	}
 	hs.ended = true
-	for _, cancel := range hs.inflight {
-		cancel(errSessionEnded)
-	}
+	hs.calls.end(errSessionEnded)
 	close(hs.done)
 	detach := hs.detach
 	hs.mu.Unlock()
@@ -262,38 +259,6 @@ func (hs *httpSession) take() [][]byte {
 	q := hs.queue
 	hs.queue = nil
 	return q
-}
-
-// track registers a request in flight, for notifications/cancelled and for
-// the end of the session; the returned func forgets it. It reports false,
-// registering nothing, when the session has ended.
-func (hs *httpSession) track(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget func(), ok bool) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if hs.ended {
-		return nil, false
-	}
-	hs.plans.Add(1)
-	hs.inflight[id] = cancel
-	return func() {
-		hs.mu.Lock()
-		delete(hs.inflight, id)
-		hs.mu.Unlock()
-		hs.plans.Done()
-	}, true
-}
-
-func (hs *httpSession) cancel(msg *jsonrpc.Message) {
-	id, err := jsonrpc.Member(msg.Params, "requestId")
-	if err != nil || id == nil {
-		return
-	}
-	hs.mu.Lock()
-	cancel, ok := hs.inflight[jsonrpc.ID(id)]
-	hs.mu.Unlock()
-	if ok {
-		cancel(errCancelledByClient)
-	}
 }
 
 // stream writes the session's queued messages to an SSE stream until the
@@ -545,29 +510,15 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 // HTTP answer: 202 when there is no request, else the responses as JSON or
 // as an event stream. hs is nil for stateless traffic.
 func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
-	type call struct {
-		msg  *jsonrpc.Message
-		plan *Plan
+	start := time.Now()
+	var table *inflight
+	if hs != nil {
+		table = &hs.calls
 	}
-	var calls []call
+	var calls []postCall
 	for _, m := range msgs {
-		switch m.msg.Kind() {
-		case jsonrpc.KindResponse:
-			livelog.Message(h.e.opts.Logger, livelog.ToServer, m.msg, 0, "")
-			s.e.stats.messages.Add(1)
-			s.Deliver(m.msg)
-		case jsonrpc.KindNotification:
-			livelog.Message(h.e.opts.Logger, livelog.ToServer, m.msg, 0, "")
-			s.Handle(m.msg).Release()
-			if m.msg.Method == "notifications/cancelled" && hs != nil {
-				hs.cancel(m.msg)
-			}
-		case jsonrpc.KindRequest:
-			// A miss is explained under the request's context: a client
-			// that leaves stops it.
-			plan := s.handleContext(r.Context(), m.msg)
-			h.e.logRequest(m.msg, plan)
-			calls = append(calls, call{m.msg, plan})
+		if plan := s.receive(m.msg, table); plan != nil {
+			calls = append(calls, postCall{msg: m.msg, plan: plan})
 		}
 	}
 	// Every plan is carried out before answer returns (a resumable stream
@@ -589,17 +540,15 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	start := time.Now()
 	// Each request can be cancelled alone (notifications/cancelled); all
 	// end when the client goes away.
-	ctxs := make([]context.Context, len(calls))
 	base, detach := detachable(r.Context()) // http_resume.go
-	for i, c := range calls {
+	for i := range calls {
 		ctx, cancel := context.WithCancelCause(base)
 		defer cancel(nil)
-		ctxs[i] = ctx
-		if hs != nil {
-			forget, ok := hs.track(c.msg.ID, cancel)
+		calls[i].ctx = ctx
+		if table != nil {
+			forget, ok := table.add(calls[i].msg.ID, cancel)
 			if !ok {
 				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 				return
@@ -607,100 +556,115 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 			defer forget()
 		}
 	}
-	var later func([]byte)
-	if hs != nil && !hs.ephemeral {
-		later = hs.push
+	post := postOutlet{later: hs.laterOutlet(), start: start}
+	if hs != nil && !hs.sse && batchesAllowed(r) {
+		post.join = true // recorded server batches go as one event (protocol_batch.go)
 	}
-
-	// Scripted HTTP faults: a status instead of the answer.
-	if !batch {
-		if st := calls[0].plan.httpFault(); st != nil {
-			s.serveHTTPFault(ctxs[0], w, calls[0].plan, st)
-			return
-		}
+	sse, eventIDs := h.form(calls, batch)
+	if !sse || !batch && calls[0].plan.httpFault() != nil {
+		// (A scripted status answers alone, whatever the form.)
+		h.answerJSON(w, r, s, calls, batch, post, hs == nil)
+		return
 	}
-	logAbort := func(m string) { h.e.opts.Logger.Warn(m) }
+	if hs != nil && !hs.ephemeral && len(eventIDs) > 0 {
+		// A resumable stream (http_resume.go): it goes on when the
+		// client goes away.
+		detach()
+		resumable = true
+	}
+	h.answerSSE(w, s, hs, calls, eventIDs, resumable, post)
+}
 
-	// The form: JSON when every answer is the response alone (and the
-	// options or the recording do not ask for a stream).
-	useSSE := false
-	var eventIDs []string
+// postCall is one request of a POST, its plan and its context.
+type postCall struct {
+	msg  *jsonrpc.Message
+	plan *Plan
+	ctx  context.Context
+}
+
+// form says whether the answer to calls is an event stream, and with which
+// recorded event ids: JSON when every answer is the response alone (and
+// the options or the recording do not ask for a stream).
+func (h *HTTPHandler) form(calls []postCall, batch bool) (sse bool, eventIDs []string) {
 	for _, c := range calls {
 		if c.plan.streams() {
-			useSSE = true
+			sse = true
 		}
 		rec := h.e.recordedHTTP(c.plan)
 		switch {
 		case h.opts.Form == "sse":
-			useSSE = true
+			sse = true
 		case h.opts.Form == "" && rec != nil && rec.Form == "sse":
-			useSSE = true
+			sse = true
 		}
 		if rec != nil && !batch {
 			eventIDs = rec.EventIDs
 		}
 	}
-	if hs != nil && !hs.sse && batchesAllowed(r) {
-		// Recorded server batches go as one event (protocol_batch.go).
-		for i := range calls {
-			calls[i].plan = joinBatches(calls[i].plan, useSSE)
+	return sse, eventIDs
+}
+
+// answerJSON answers calls with a JSON body: the response, or the array of
+// a batch's responses. A scripted HTTP status takes its place.
+func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *Session, calls []postCall, batch bool, post postOutlet, stateless bool) {
+	outs := make([]postOutlet, len(calls))
+	eachCall(len(calls), func(i int) {
+		o := &outs[i]
+		*o = post
+		o.deliver = func(msg []byte, _ bool) error { o.response = msg; return nil }
+		if !batch {
+			o.fault = w
+		}
+		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, o)
+	})
+	if r.Context().Err() != nil || outs[0].faulted {
+		return // the client went away, or the status was written
+	}
+	for i := range outs {
+		if outs[i].aborted {
+			abortHTTP(w)
+			return
 		}
 	}
-
-	if !useSSE {
-		responses := make([][]byte, len(calls))
-		aborted := make([]bool, len(calls))
-		run := func(i int) {
-			aborted[i] = s.runHTTP(ctxs[i], calls[i].plan, start, func(msg []byte, _ bool) error {
-				responses[i] = msg
-				return nil
-			}, later)
-		}
-		eachCall(len(calls), run)
-		if r.Context().Err() != nil {
-			return // the client went away
-		}
-		for _, a := range aborted {
-			if a {
-				abortHTTP(w, logAbort)
-				return
+	if batch {
+		var out [][]byte
+		for _, o := range outs {
+			if o.response != nil {
+				out = append(out, o.response)
 			}
-		}
-		if batch {
-			w.Header().Set("Content-Type", "application/json")
-			var out [][]byte
-			for _, m := range responses {
-				if m != nil {
-					out = append(out, m)
-				}
-			}
-			w.WriteHeader(http.StatusOK)
-			w.Write(jsonrpc.JoinBatch(out))
-			return
-		}
-		if responses[0] == nil {
-			// Cancelled by the client before the response: nothing to say.
-			w.WriteHeader(http.StatusAccepted)
-			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		status := h.e.statusOf(calls[0].plan, responses[0], hs == nil)
-		if rec := h.e.recordedHTTP(calls[0].plan); rec != nil && status >= 400 {
-			for _, k := range []string{"Retry-After", "WWW-Authenticate"} {
-				if v, ok := rec.ResponseHeaders[k]; ok {
-					w.Header().Set(k, v)
-				}
-			}
-		}
-		w.WriteHeader(status)
-		if t := calls[0].plan.Trickle; t > 0 {
-			trickleWrite(ctxs[0], w, responses[0], t)
-			return
-		}
-		w.Write(responses[0])
+		w.WriteHeader(http.StatusOK)
+		w.Write(jsonrpc.JoinBatch(out))
 		return
 	}
+	plan, response := calls[0].plan, outs[0].response
+	if response == nil {
+		// Cancelled by the client before the response: nothing to say.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	status := h.e.statusOf(plan, response, stateless)
+	if rec := h.e.recordedHTTP(plan); rec != nil && status >= 400 {
+		for _, k := range []string{"Retry-After", "WWW-Authenticate"} {
+			if v, ok := rec.ResponseHeaders[k]; ok {
+				w.Header().Set(k, v)
+			}
+		}
+	}
+	w.WriteHeader(status)
+	if t := plan.Trickle; t > 0 {
+		trickleWrite(calls[0].ctx, w, response, t)
+		return
+	}
+	w.Write(response)
+}
 
+// answerSSE answers calls with an event stream, each request's messages
+// as they come. A resumable stream keeps its events for a client that
+// comes back with Last-Event-ID.
+func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *Session, hs *httpSession, calls []postCall, eventIDs []string, resumable bool, post postOutlet) {
 	// An answer that starts with a message sends the stream's headers
 	// with it; one that starts by waiting opens the stream first.
 	sw := openSSE(w, eventIDs, len(calls) > 1 || !startsWithSend(calls[0].plan))
@@ -711,28 +675,79 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	if len(calls) == 1 && endsWithResponse(calls[0].plan) {
 		sendLast = func(msg []byte) error { return sw.last("message", msg) }
 	}
-	if hs != nil && !hs.ephemeral && len(eventIDs) > 0 {
-		// A resumable stream (http_resume.go): it goes on when the
-		// client goes away.
-		detach()
-		resumable = true
+	if resumable {
 		var end func()
 		send, end = hs.resumablePOST(sw, eventIDs)
 		sendLast = send
 		defer end()
+		post.detached = true
 	}
-	var abortOnce sync.Once
+	post.withResponse = true
+	post.deliver = func(msg []byte, response bool) error {
+		if response {
+			return sendLast(msg)
+		}
+		return send(msg)
+	}
 	eachCall(len(calls), func(i int) {
-		c := calls[i]
-		if s.runHTTP(ctxs[i], c.plan, start, func(msg []byte, response bool) error {
-			if response {
-				return sendLast(msg)
-			}
-			return send(msg)
-		}, later) {
-			abortOnce.Do(func() { logAbort("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")") })
+		o := post
+		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, &o)
+		if o.aborted {
+			h.e.opts.Logger.Warn("✗ scripted fault: event stream cut (" + calls[i].plan.Scripted + ")")
 		}
 	})
+}
+
+// postOutlet carries a plan out into the answer of a POST (executor.go).
+type postOutlet struct {
+	start   time.Time
+	deliver func(msg []byte, response bool) error // the POST's answer
+	later   func([]byte)                          // the GET stream; nil drops
+	// join and withResponse say how recorded server batches go; detached
+	// marks a resumable stream, which goes on when the client goes away.
+	join, withResponse, detached bool
+	// fault, when set, takes a scripted HTTP status (faulted records that
+	// it did); aborted records a scripted cut, close or exit.
+	fault    http.ResponseWriter
+	faulted  bool
+	aborted  bool
+	response []byte // what deliver kept, for a JSON answer
+}
+
+func (o *postOutlet) send(m outMessage) error {
+	if m.later {
+		if o.later != nil {
+			o.later(m.raw)
+		}
+		return nil
+	}
+	return o.deliver(m.raw, m.response)
+}
+
+func (o *postOutlet) end(*Step) { o.aborted = true }
+
+func (o *postOutlet) status() func(*Step) {
+	if o.fault == nil {
+		return nil
+	}
+	return func(st *Step) {
+		writeStatus(o.fault, st)
+		o.faulted = true
+	}
+}
+
+func (o *postOutlet) batches() (join, withResponse bool) { return o.join, o.withResponse }
+
+func (o *postOutlet) outlives() bool { return o.detached }
+
+// laterOutlet is where server messages that follow an answer go: the
+// session's GET stream; nil (dropped) without a session that outlives the
+// POST.
+func (hs *httpSession) laterOutlet() func([]byte) {
+	if hs == nil || hs.ephemeral {
+		return nil
+	}
+	return hs.push
 }
 
 // eachCall runs run(0) to run(n-1) at the same time and waits for them:

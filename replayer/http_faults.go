@@ -21,34 +21,9 @@ func (p *Plan) httpFault() *Step {
 	return nil
 }
 
-// aborts reports whether the plan closes the connection (a scripted close,
-// exit, or cut).
-func (p *Plan) aborts() bool {
-	if p.CutAfter > 0 {
-		return true
-	}
-	for _, st := range p.Steps {
-		if st.Kind == StepClose || st.Kind == StepExit {
-			return true
-		}
-	}
-	return false
-}
-
-// serveHTTPFault answers a plan that scripts an HTTP status: after the
-// plan's delays, the status with its headers and body.
-func (s *Session) serveHTTPFault(ctx context.Context, w http.ResponseWriter, plan *Plan, st *Step) {
-	for _, d := range plan.Steps {
-		if d.Kind == StepDelay {
-			t := time.NewTimer(d.Delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-		}
-	}
+// writeStatus answers with the scripted HTTP status of st, its headers
+// and its body.
+func writeStatus(w http.ResponseWriter, st *Step) {
 	for k, v := range st.Headers {
 		w.Header().Set(k, v)
 	}
@@ -59,14 +34,12 @@ func (s *Session) serveHTTPFault(ctx context.Context, w http.ResponseWriter, pla
 	if w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
-	s.e.opts.Logger.Warn(fmt.Sprintf("✗ scripted fault: HTTP %d (%s)", st.Status, plan.Scripted))
 	w.WriteHeader(st.Status)
 	w.Write([]byte(body))
 }
 
 // abortHTTP drops the client's connection without a proper end.
-func abortHTTP(w http.ResponseWriter, log func(string)) {
-	log("✗ scripted fault: connection closed")
+func abortHTTP(w http.ResponseWriter) {
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 		conn.Close()
 		return

@@ -95,28 +95,45 @@ func TestHTTPDelayAndClose(t *testing.T) {
 	}
 }
 
-// TestHTTPCutStream: an SSE answer cut after its first event never
-// delivers the response.
-func TestHTTPCutStream(t *testing.T) {
+// serveProgressFault serves over HTTP a cassette of a tools/call answered
+// with progress before its response (an event stream), with fault on it.
+func serveProgressFault(t *testing.T, fault cassettes.Fault) string {
+	t.Helper()
 	c, err := cassettes.Parse("test.json", []byte(cassette(initialize, progressCall())))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := cassettes.Interaction{From: cassettes.FromClient, Request: []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"progress"}}`), Fault: &cassettes.Fault{CutAfterEvents: 1}}
+	in := cassettes.Interaction{From: cassettes.FromClient, Request: []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"progress"}}`), Fault: &fault}
 	e, err := New(c, &Options{Overlays: []*cassettes.Cassette{{Version: 1, Interactions: []cassettes.Interaction{in}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hd := e.Handler(nil)
 	srv := httptest.NewServer(hd)
-	defer srv.Close()
-	defer hd.Close()
-	u := srv.URL + "/mcp"
+	t.Cleanup(func() { hd.Close(); srv.Close() })
+	return srv.URL + "/mcp"
+}
+
+// TestHTTPCutStream: an SSE answer cut after its first event never
+// delivers the response.
+func TestHTTPCutStream(t *testing.T) {
+	u := serveProgressFault(t, cassettes.Fault{CutAfterEvents: 1})
 	h := session(t, u)
 	x := do(t, "POST", u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}`, h)
 	ev := events(x.body)
 	if len(ev) != 1 || !strings.Contains(ev[0], "notifications/progress") {
 		t.Errorf("cut stream carried %q, want only the first (progress) event", ev)
+	}
+}
+
+// TestHTTPStatusFaultOnAStream: a scripted status on a call whose recorded
+// answer is an event stream (progress before the response) answers with
+// the status alone, not with an event stream.
+func TestHTTPStatusFaultOnAStream(t *testing.T) {
+	u := serveProgressFault(t, cassettes.Fault{HTTPStatus: 503, HTTPBody: "down"})
+	x := do(t, "POST", u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}`, session(t, u))
+	if x.status != 503 || x.body != "down" {
+		t.Errorf("got %d %q, want 503 \"down\"", x.status, x.body)
 	}
 }
 

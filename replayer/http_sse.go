@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/mcpmock/mcpmock/internal/jsonrpc"
-	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
 // serveSSE serves the event stream of the HTTP+SSE transport (2024-11-05):
@@ -37,7 +34,7 @@ func (h *HTTPHandler) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	h.stream(r.Context(), hs, sw)
 	hs.end()
-	hs.plans.Wait()
+	hs.calls.wait()
 }
 
 // serveSSEMessage takes a POST to the endpoint of an HTTP+SSE session: 202
@@ -62,42 +59,29 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	log := h.e.opts.Logger
 	for _, m := range msgs {
-		switch m.msg.Kind() {
-		case jsonrpc.KindResponse:
-			livelog.Message(log, livelog.ToServer, m.msg, 0, "")
-			h.e.stats.messages.Add(1)
-			hs.s.Deliver(m.msg)
-		case jsonrpc.KindNotification:
-			livelog.Message(log, livelog.ToServer, m.msg, 0, "")
-			hs.s.Handle(m.msg).Release()
-			if m.msg.Method == "notifications/cancelled" {
-				hs.cancel(m.msg)
-			}
-		case jsonrpc.KindRequest:
-			start := time.Now()
-			// The answer goes on the event stream: a miss is explained
-			// after the POST is answered, and the end of the session
-			// stops the explanation (settle).
-			plan := hs.s.planFor(m.msg)
-			ctx, cancel := context.WithCancelCause(context.Background())
-			forget, ok := hs.track(m.msg.ID, cancel)
-			if !ok {
-				cancel(nil)
-				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
-				return
-			}
-			go func() {
-				defer forget()
-				defer cancel(nil)
-				hs.s.settle(ctx, m.msg, plan)
-				h.e.logRequest(m.msg, plan)
-				push := func(msg []byte, _ bool) error { hs.push(msg); return nil }
-				hs.s.runHTTP(ctx, plan, start, push, hs.push)
-				plan.Release()
-			}()
+		start := time.Now()
+		plan := hs.s.receive(m.msg, &hs.calls)
+		if plan == nil {
+			continue
 		}
+		// The answer goes on the event stream: a miss is explained after
+		// the POST is answered, and the end of the session stops the
+		// explanation.
+		ctx, cancel := context.WithCancelCause(context.Background())
+		forget, ok := hs.calls.add(m.msg.ID, cancel)
+		if !ok {
+			cancel(nil)
+			http.Error(w, "Not Found: the session ended", http.StatusNotFound)
+			return
+		}
+		out := &postOutlet{deliver: func(msg []byte, _ bool) error { hs.push(msg); return nil }, later: hs.push}
+		go func() {
+			defer forget()
+			defer cancel(nil)
+			hs.s.carry(ctx, m.msg, plan, start, out)
+			plan.Release()
+		}()
 	}
 	w.WriteHeader(http.StatusAccepted)
 }

@@ -2,10 +2,8 @@ package replayer
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -183,26 +181,16 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, m
 	w.Write(jsonrpc.ErrorResponse(id, e))
 }
 
-// logRequest writes the live log line of a client request and its plan, as
-// the stdio front end does.
-func (e *Engine) logRequest(msg *jsonrpc.Message, plan *Plan) {
-	log := e.opts.Logger
-	note := ""
-	switch {
-	case plan.Miss != nil:
-		note = "no match"
-		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
-	case plan.Interaction > 0:
-		note = "replayed #" + strconv.Itoa(plan.Interaction)
-	}
-	livelog.Message(log, livelog.ToServer, msg, 0, note)
-}
-
-func (e *Engine) logSend(raw []byte, latency time.Duration) {
+// logSend logs a message sent to the client, with the latency of a
+// response and a note.
+func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 	if m, err := jsonrpc.Parse(raw); err == nil {
-		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, "")
+		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, note)
 	} else {
-		livelog.Raw(e.opts.Logger, livelog.ToClient, raw, "as recorded")
+		if note == "" {
+			note = "as recorded or scripted"
+		}
+		livelog.Raw(e.opts.Logger, livelog.ToClient, raw, note)
 	}
 }
 
@@ -213,77 +201,8 @@ func (p *Plan) streams() bool {
 		if st.Kind == StepListen {
 			return true
 		}
-		if st.Kind == StepSend && !st.Notify {
+		if st.Kind == StepSend && !st.Notify && !st.unsolicited {
 			return !st.Response
-		}
-	}
-	return false
-}
-
-// runHTTP carries out a plan for an HTTP front end: messages up to and
-// including the response go to emit, in order; server messages after the
-// response (those that belong to no request) go to later, which may be nil
-// to drop them. It returns when the plan is done, or when ctx ends (the
-// client went away or cancelled: the rest is dropped).
-func (s *Session) runHTTP(ctx context.Context, plan *Plan, start time.Time, emit func(msg []byte, response bool) error, later func([]byte)) (aborted bool) {
-	e := s.e
-	answered := false
-	sent := 0
-	for _, st := range plan.Steps {
-		if ctx.Err() != nil {
-			return false
-		}
-		switch st.Kind {
-		case StepSend:
-			switch {
-			case s.withdrawn(st): // protocol_elicit.go
-				continue
-			case st.Notify:
-				s.publish(st.Message)
-				continue
-			case st.Response:
-				e.logSend(st.Message, time.Since(start))
-				answered = true
-				if emit(st.Message, true) != nil {
-					return false
-				}
-			case !answered:
-				e.logSend(st.Message, 0)
-				if emit(st.Message, false) != nil {
-					return false
-				}
-			case later != nil:
-				e.logSend(st.Message, 0)
-				later(st.Message)
-			}
-			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
-				return true
-			}
-		case StepAwaitReply:
-			reply, err := s.AwaitReply(ctx, st.ReplyID)
-			if err != nil && ctx.Err() == nil {
-				e.opts.Logger.Warn(err.Error())
-			}
-			if ctx.Err() == nil {
-				if fail := s.checkReply(plan, st, reply); fail != nil {
-					e.logSend(fail, time.Since(start))
-					emit(fail, true)
-					return false
-				}
-			}
-		case StepListen:
-			if !s.serveListen(ctx, st.ReplyID, func(msg []byte) error { return emit(msg, false) }) {
-				return false
-			}
-		case StepDelay:
-			t := time.NewTimer(st.Delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		case StepClose, StepExit:
-			return true
 		}
 	}
 	return false

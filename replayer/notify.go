@@ -204,7 +204,7 @@ func (s *Session) emit(raw []byte) {
 	s.mu.Lock()
 	sinks := s.outletsLocked()
 	s.mu.Unlock()
-	s.e.logSend(raw, 0)
+	s.e.logSend(raw, 0, "")
 	for _, send := range sinks {
 		send(raw)
 	}
@@ -336,7 +336,7 @@ func (s *Session) serveListen(ctx context.Context, id jsonrpc.ID, emit func([]by
 	for {
 		select {
 		case out := <-l.ch:
-			s.e.logSend(out, 0)
+			s.e.logSend(out, 0, "")
 			if emit(out) != nil {
 				return false
 			}

@@ -201,7 +201,7 @@ func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
 		plan.Interaction = s.e.requests[l.pages[0]].index + 1
 		if offset+size >= len(l.items) {
 			for _, p := range l.pages[1:] {
-				plan.Steps = append(plan.Steps, s.followUps(s.e.requests[p])...)
+				plan.Steps = s.followUps(s.e.requests[p], plan.Steps, 0)
 			}
 		}
 	}

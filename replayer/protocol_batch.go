@@ -3,11 +3,8 @@ package replayer
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
-	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
-	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
 // This file replays the batches a server of 2025-03-26 sent: server
@@ -31,37 +28,6 @@ func batchRun(steps []Step) int {
 	return n
 }
 
-// sendBatch sends the steps of one recorded server batch as one line. The
-// answer to a request of a client batch goes with the other answers of
-// that batch instead (respond collects them).
-func (c *conn) sendBatch(steps []Step, start time.Time, respond func([]byte), inBatch bool) {
-	log := c.e.opts.Logger
-	var line [][]byte
-	for _, st := range steps {
-		if m, err := jsonrpc.Parse(st.Message); err == nil {
-			var lat time.Duration
-			if st.Response {
-				lat = time.Since(start)
-			}
-			livelog.Message(log, livelog.ToClient, m, lat, "in a batch, as recorded")
-		} else {
-			livelog.Raw(log, livelog.ToClient, st.Message, "in a batch, as recorded")
-		}
-		if st.Response && inBatch {
-			respond(st.Message)
-			continue
-		}
-		line = append(line, st.Message)
-	}
-	switch len(line) {
-	case 0:
-	case 1:
-		c.send(line[0])
-	default:
-		c.send(jsonrpc.JoinBatch(line))
-	}
-}
-
 // batchesAllowed reports whether a Streamable HTTP request speaks
 // 2025-03-26, whose SSE streams may carry batches (its
 // Mcp-Protocol-Version header, which a client of that version may leave
@@ -69,36 +35,6 @@ func (c *conn) sendBatch(steps []Step, start time.Time, respond func([]byte), in
 func batchesAllowed(r *http.Request) bool {
 	v := r.Header.Get(headerProtocolVersion)
 	return v == "" || v == "2025-03-26"
-}
-
-// joinBatches turns each run of steps that the recorded server sent as one
-// batch into one step whose message is that JSON-RPC array, for an HTTP
-// front end: one SSE event (on the POST's stream, or the GET stream for
-// what follows the response). With withResponse false (a JSON answer, which
-// is the response object alone), a run that holds the response is left as
-// it is.
-func joinBatches(plan *Plan, withResponse bool) *Plan {
-	if plan.Trickle > 0 || plan.CutAfter > 0 || !slices.ContainsFunc(plan.Steps, func(st Step) bool { return st.Batch != 0 }) {
-		return plan
-	}
-	out := *plan
-	out.Steps = nil
-	for i := 0; i < len(plan.Steps); {
-		n := batchRun(plan.Steps[i:])
-		run := plan.Steps[i : i+n]
-		i += n
-		response := slices.ContainsFunc(run, func(st Step) bool { return st.Response })
-		if n < 2 || response && !withResponse {
-			out.Steps = append(out.Steps, run...)
-			continue
-		}
-		msgs := make([][]byte, len(run))
-		for k, st := range run {
-			msgs[k] = st.Message
-		}
-		out.Steps = append(out.Steps, Step{Kind: StepSend, Message: jsonrpc.JoinBatch(msgs), Response: response, Batch: run[0].Batch})
-	}
-	return &out
 }
 
 // firstVersionWithoutBatches is the first protocol version without

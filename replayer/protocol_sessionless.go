@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -49,7 +48,7 @@ func (e *Engine) recordedWithoutSessions() bool {
 // replay of a server without sessions: a session for this POST alone over
 // the shared replay state, and no Mcp-Session-Id.
 func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
-	hs := &httpSession{s: h.sessionlessState(r), ephemeral: true, inflight: map[jsonrpc.ID]context.CancelCauseFunc{},
+	hs := &httpSession{s: h.sessionlessState(r), ephemeral: true,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	defer hs.end()
 	go func() { // Close ends what is in flight, as it ends sessions

@@ -3,12 +3,8 @@ package replayer
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +22,7 @@ func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 
 // ServeSession is Serve with a session made by the caller.
 func (e *Engine) ServeSession(ctx context.Context, s *Session, r io.Reader, w io.Writer) error {
-	c := &conn{e: e, s: s, out: w, inflight: map[jsonrpc.ID]context.CancelCauseFunc{}}
+	c := &conn{e: e, s: s, out: w}
 	defer s.attach(c.send)()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -82,6 +78,7 @@ loop:
 	// The client is gone or ctx ended: answers still in flight are written,
 	// but nobody will reply to server-to-client requests any more.
 	stop()
+	c.calls.wait()
 	c.wg.Wait()
 	if c.endErr != nil {
 		return c.endErr
@@ -92,7 +89,7 @@ loop:
 	return nil
 }
 
-// conn is one stream-connected client.
+// conn is one stream-connected client: its framing, one message a line.
 type conn struct {
 	e *Engine
 	s *Session
@@ -101,9 +98,8 @@ type conn struct {
 	out   io.Writer
 	line  []byte // the line being written, reused
 
-	mu       sync.Mutex // guards inflight
-	inflight map[jsonrpc.ID]context.CancelCauseFunc
-	wg       sync.WaitGroup // plans being carried out
+	calls inflight       // requests in flight (executor.go)
+	wg    sync.WaitGroup // answers of client batches being joined
 
 	// end closes the connection for a scripted fault; endErr is what
 	// ServeSession then returns (an *ExitError, or nil).
@@ -155,7 +151,7 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 		return
 	}
 	if !batch {
-		c.handle(ctx, elems[0], nil)
+		c.handle(ctx, elems[0], nil, nil)
 		return
 	}
 	// A batch: answers go back together in one array, once all are ready.
@@ -171,7 +167,7 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 	}
 	for _, el := range elems {
 		wg.Add(1)
-		c.handle(ctx, el, func(msg []byte) { collect(msg) }, wg.Done)
+		c.handle(ctx, el, collect, wg.Done)
 	}
 	c.wg.Add(1)
 	go func() {
@@ -184,89 +180,43 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 }
 
 // handle handles one message. respond, if non-nil, takes the response
-// instead of the stream (for batches); done, if given, is called when the
-// message is fully handled.
-func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), done ...func()) {
+// instead of the stream (for batches); done, if non-nil, is called when
+// the message is fully handled.
+func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), done func()) {
 	finish := func() {
-		for _, d := range done {
-			d()
+		if done != nil {
+			done()
 		}
 	}
-	inBatch := respond != nil
+	out := &lineOutlet{c: c, respond: respond, inBatch: respond != nil}
 	if respond == nil {
-		respond = c.send
+		out.respond = c.send
 	}
-	log := c.e.opts.Logger
 	msg, err := jsonrpc.Parse(raw)
 	if err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) && msg != nil {
-			livelog.Raw(log, livelog.ToServer, raw, rpcErr.Message)
-			c.e.stats.messages.Add(1)
-			respond(jsonrpc.ErrorResponse(invalidID(raw, msg), rpcErr))
-		} else {
-			livelog.Raw(log, livelog.ToServer, raw, "parse error")
-			c.e.stats.messages.Add(1)
-			// JSON that is no message object (42, "x", null) is an
-			// invalid request, not a parse error.
-			code, text := jsonrpc.CodeParseError, "Parse error: "
-			if json.Valid(raw) {
-				code, text = jsonrpc.CodeInvalidRequest, "Invalid Request: "
-			}
-			respond(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: code, Message: text + err.Error()}))
-		}
-		finish()
-		return
-	}
-	switch msg.Kind() {
-	case jsonrpc.KindResponse:
-		livelog.Message(log, livelog.ToServer, msg, 0, "")
-		c.s.Deliver(msg)
-		finish()
-		return
-	case jsonrpc.KindNotification:
-		livelog.Message(log, livelog.ToServer, msg, 0, "")
-		c.s.Handle(msg).Release()
-		if msg.Method == "notifications/cancelled" {
-			c.cancel(msg)
-		}
+		out.respond(jsonrpc.ErrorResponse(c.e.invalid(raw, msg, err)))
 		finish()
 		return
 	}
 	start := time.Now()
-	note := ""
-	// A miss is explained in the request's goroutine (settle): the next
-	// requests are not kept waiting for it.
-	plan := c.s.planFor(msg)
-	switch {
-	case plan.Miss != nil:
-		note = "no match"
-	case plan.Interaction > 0:
-		note = "replayed #" + strconv.Itoa(plan.Interaction)
+	plan := c.s.receive(msg, &c.calls)
+	if plan == nil {
+		finish()
+		return
 	}
-	livelog.Message(log, livelog.ToServer, msg, 0, note)
 	rctx, cancel := context.WithCancelCause(ctx)
-	c.mu.Lock()
-	c.inflight[msg.ID] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
+	forget, ok := c.calls.add(msg.ID, cancel)
+	if !ok {
+		cancel(nil)
+		finish()
+		return
+	}
 	go func() {
-		defer c.wg.Done()
 		defer finish()
-		defer func() {
-			cancel(nil)
-			c.mu.Lock()
-			delete(c.inflight, msg.ID)
-			c.mu.Unlock()
-		}()
-		if plan.Miss != nil {
-			// Explained in full even when the session ends: the answers
-			// in flight are still written (ServeSession).
-			c.s.settle(context.WithoutCancel(rctx), msg, plan)
-			log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
-		}
-		c.run(rctx, plan, start, respond, inBatch)
-		if inBatch {
+		defer forget()
+		defer cancel(nil)
+		c.s.carry(rctx, msg, plan, start, out)
+		if respond != nil {
 			plan.Release() // the batch answer holds the response
 		} else {
 			plan.ReleaseAll() // c.send copied every message it wrote
@@ -274,112 +224,40 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 	}()
 }
 
-// run carries out a plan. When the request is cancelled, what is left of
-// the plan is dropped.
-func (c *conn) run(ctx context.Context, plan *Plan, start time.Time, respond func([]byte), inBatch bool) {
-	log := c.e.opts.Logger
-	sent := 0
-	for i := 0; i < len(plan.Steps); i++ {
-		st := plan.Steps[i]
-		switch st.Kind {
-		case StepSend, StepHTTPStatus:
-			if c.s.withdrawn(st) { // protocol_elicit.go
-				break
-			}
-			if n := batchRun(plan.Steps[i:]); n > 1 && plan.Trickle == 0 && plan.CutAfter == 0 && c.s.batches() {
-				// A recorded server batch: one line (protocol_batch.go),
-				// to a session of a version that has batches.
-				c.sendBatch(plan.Steps[i:i+n], start, respond, inBatch)
-				i += n - 1
-				break
-			}
-			if st.Notify {
-				c.s.publish(st.Message)
-				break
-			}
-			note := ""
-			if plan.Scripted != "" && st.Response {
-				note = "scripted: " + plan.Scripted
-			}
-			if m, err := jsonrpc.Parse(st.Message); err == nil {
-				var lat time.Duration
-				if st.Response {
-					lat = time.Since(start)
-				}
-				livelog.Message(log, livelog.ToClient, m, lat, note)
-			} else {
-				livelog.Raw(log, livelog.ToClient, st.Message, "as recorded or scripted")
-			}
-			switch {
-			case plan.Trickle > 0:
-				c.trickle(st.Message, plan.Trickle)
-			case st.Response:
-				respond(st.Message)
-			default:
-				c.send(st.Message)
-			}
-			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
-				log.Warn(fmt.Sprintf("✗ scripted fault: connection cut after %d messages (%s)", sent, plan.Scripted))
-				c.end(nil)
-				return
-			}
-		case StepAwaitReply:
-			reply, err := c.s.AwaitReply(ctx, st.ReplyID)
-			if err != nil && ctx.Err() == nil {
-				log.Warn(err.Error())
-			}
-			if ctx.Err() == nil {
-				if fail := c.s.checkReply(plan, st, reply); fail != nil {
-					respond(fail)
-					return
-				}
-			}
-		case StepListen:
-			if !c.s.serveListen(ctx, st.ReplyID, func(msg []byte) error { c.send(msg); return nil }) {
-				return
-			}
-		case StepDelay:
-			t := time.NewTimer(st.Delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		case StepClose:
-			log.Warn("✗ scripted fault: connection closed (" + plan.Scripted + ")")
-			c.end(nil)
-			return
-		case StepExit:
-			log.Warn(fmt.Sprintf("✗ scripted fault: server exits with status %d (%s)", st.ExitStatus, plan.Scripted))
-			c.end(&ExitError{Status: st.ExitStatus})
-			return
-		}
-		if ctx.Err() != nil && c.cancelled(ctx) {
-			return
-		}
+// lineOutlet carries a plan out on a stream (executor.go).
+type lineOutlet struct {
+	c       *conn
+	respond func([]byte) // the response: the stream, or a client batch's answer
+	inBatch bool         // respond collects a client batch's answer
+}
+
+func (o *lineOutlet) send(m outMessage) error {
+	switch {
+	case m.trickle > 0:
+		o.c.trickle(m.raw, m.trickle)
+	case m.response:
+		o.respond(m.raw)
+	default:
+		o.c.send(m.raw)
 	}
+	return nil
 }
 
-// cancelled tells a request cancelled by the client (drop the rest) from a
-// session that ends (finish what was planned).
-func (c *conn) cancelled(ctx context.Context) bool {
-	return context.Cause(ctx) == errCancelledByClient
-}
-
-var errCancelledByClient = errors.New("cancelled by the client")
-
-func (c *conn) cancel(msg *jsonrpc.Message) {
-	id, err := jsonrpc.Member(msg.Params, "requestId")
-	if err != nil || id == nil {
+func (o *lineOutlet) end(st *Step) {
+	if st.Kind == StepExit {
+		o.c.end(&ExitError{Status: st.ExitStatus})
 		return
 	}
-	c.mu.Lock()
-	cancel, ok := c.inflight[jsonrpc.ID(id)]
-	c.mu.Unlock()
-	if ok {
-		cancel(errCancelledByClient)
-	}
+	o.c.end(nil)
 }
+
+func (o *lineOutlet) status() func(*Step) { return nil }
+
+func (o *lineOutlet) batches() (join, withResponse bool) {
+	return o.c.s.batches(), !o.inBatch
+}
+
+func (o *lineOutlet) outlives() bool { return true }
 
 // invalidID is the id that answers an invalid message, on every
 // transport: its "id" wherever that could be read as a string or a number

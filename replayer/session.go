@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,10 @@ type Step struct {
 	// completes is the live elicitationId that a StepSend of a
 	// notifications/elicitation/complete completes (protocol_elicit.go).
 	completes string
+	// unsolicited marks a StepSend of a server message that belongs to no
+	// request (recorded as its own interaction): HTTP sends it on the GET
+	// stream.
+	unsolicited bool
 	// missAnswer marks the answer to a miss, which settle rewrites once
 	// the miss is explained (explain.go).
 	missAnswer bool
@@ -341,8 +346,9 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 }
 
 // answer builds the plan of a matched request: the recorded exchange with
-// live ids and tokens, the response under the live id, then the server
-// messages recorded after it that belong to no request.
+// live ids and tokens, the response under the live id, and the server
+// messages recorded after the request that belong to no request: before
+// the response those recorded before it, the others after it.
 func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 	var plan *Plan
 	if r.lone {
@@ -353,7 +359,7 @@ func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 	} else {
 		plan = s.answerWith(msg, r.interaction, r.index+1)
 	}
-	plan.Steps = append(plan.Steps, s.followUps(r)...)
+	plan.Steps = s.followUps(r, plan.Steps, r.respondedAt)
 	return plan
 }
 
@@ -453,9 +459,11 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 	return plan
 }
 
-// followUps returns, once per session, the server-initiated messages
-// recorded after r (and, with the first answer, those before any request).
-func (s *Session) followUps(r *recorded) []Step {
+// followUps adds to steps, once per session, the server-initiated messages
+// recorded after r (and, with the first answer, those before any request):
+// those recorded before the response (respondedAt) go before it, the
+// others after the answer.
+func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Millis) []Step {
 	pos := r.pos
 	var room [2]int
 	keys := room[:0]
@@ -474,11 +482,13 @@ func (s *Session) followUps(r *recorded) []Step {
 		fire = append(fire, s.e.followers[k])
 	}
 	s.mu.Unlock()
-	var steps []Step
+	var before, after []Step
 	for _, fs := range fire {
 		for _, f := range fs {
-			out := f.raw
-			notify := false
+			to := &after
+			if f.at > 0 && f.at < respondedAt {
+				to = &before
+			}
 			if f.request {
 				// A fresh id, and what follows waits for the reply,
 				// which is checked (cause.go).
@@ -486,18 +496,27 @@ func (s *Session) followUps(r *recorded) []Step {
 				if !ok {
 					continue
 				}
-				steps = append(steps, Step{Kind: StepSend, Message: msg, Batch: f.batch}, await)
+				*to = append(*to, Step{Kind: StepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
 				continue
-			} else if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
+			}
+			notify := false
+			if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
 				if !s.keepLog(m) {
 					continue
 				}
 				notify = subscriptionNotification(m.Method)
 			}
-			steps = append(steps, Step{Kind: StepSend, Message: out, Notify: notify, Batch: f.batch})
+			*to = append(*to, Step{Kind: StepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
 		}
 	}
-	return steps
+	if len(before) > 0 {
+		if i := slices.IndexFunc(steps, func(st Step) bool { return st.Response }); i >= 0 {
+			steps = slices.Insert(steps, i, before...)
+		} else {
+			after = append(before, after...)
+		}
+	}
+	return append(steps, after...)
 }
 
 func (s *Session) freshID() jsonrpc.ID {

@@ -1,0 +1,339 @@
+package replayer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+)
+
+// This file carries plans out, once for every front end: a front end takes
+// a client message with Session.receive, runs the plan of a request with
+// Session.carry through its outlet, and keeps only its framing — lines on
+// stdio (serve.go), the session table, the JSON-or-stream choice and
+// resumption on Streamable HTTP (http.go, http_resume.go), the event
+// stream of HTTP+SSE (http_sse.go).
+
+// outlet is a front end's side of carrying out a plan.
+type outlet interface {
+	// send sends one message. What answers the request, and what comes
+	// before the answer as part of it, goes where the request's answer goes
+	// (stdio: the stream; HTTP: the POST's response); a message with later
+	// set — one that belongs to no request, or follows the answer — goes
+	// where the session's server-initiated messages go (stdio: the stream;
+	// Streamable HTTP: the GET stream). An error ends the plan.
+	send(m outMessage) error
+	// end ends the connection for a scripted fault: a StepClose (also the
+	// cut of Plan.CutAfter) or a StepExit.
+	end(st *Step)
+	// status returns what answers the request with the HTTP status of a
+	// StepHTTPStatus, which then answers alone, after the plan's delays;
+	// nil where there is no such answer (stdio, a batch), and the step's
+	// Message (a JSON-RPC error saying so) is sent instead.
+	status() func(st *Step)
+	// batches says whether a recorded server batch goes as one message (a
+	// JSON-RPC array), and whether the response may be part of it.
+	batches() (join, withResponse bool)
+	// outlives reports whether the messages of a plan are still sent
+	// after its context ends for any other reason than the client's
+	// cancellation (stdio: when the session ends, the answers in flight are
+	// written). Otherwise (HTTP: the client went away) the plan stops.
+	outlives() bool
+}
+
+// outMessage is one message an outlet sends.
+type outMessage struct {
+	raw []byte
+	// response marks the message that answers the request.
+	response bool
+	// later marks a message that belongs to no request or follows the
+	// answer.
+	later bool
+	// trickle, when positive, sends the message at that many bytes a
+	// second (a scripted fault).
+	trickle int
+}
+
+// receive takes one client message and logs it: a reply to a
+// server-to-client request is delivered, a notification handled (a
+// cancellation cancels the request in calls, which may be nil), and the
+// plan of a request returned; nil for the others. A miss in the plan is
+// explained when it is carried out (carry).
+func (s *Session) receive(msg *jsonrpc.Message, calls *inflight) *Plan {
+	log := s.e.opts.Logger
+	switch msg.Kind() {
+	case jsonrpc.KindResponse:
+		livelog.Message(log, livelog.ToServer, msg, 0, "")
+		s.e.stats.messages.Add(1)
+		s.Deliver(msg)
+		return nil
+	case jsonrpc.KindNotification:
+		livelog.Message(log, livelog.ToServer, msg, 0, "")
+		s.Handle(msg).Release()
+		if msg.Method == "notifications/cancelled" && calls != nil {
+			calls.cancelled(msg)
+		}
+		return nil
+	}
+	plan := s.planFor(msg)
+	note := ""
+	switch {
+	case plan.Miss != nil:
+		note = "no match"
+	case plan.Interaction > 0:
+		note = "replayed #" + strconv.Itoa(plan.Interaction)
+	}
+	livelog.Message(log, livelog.ToServer, msg, 0, note)
+	return plan
+}
+
+// invalid answers a client message that is no valid JSON-RPC message (raw,
+// as far as Parse read it into msg, failed with err), on every transport,
+// and logs and counts it: the error, and the id it goes under.
+func (e *Engine) invalid(raw []byte, msg *jsonrpc.Message, err error) (jsonrpc.ID, *jsonrpc.Error) {
+	e.stats.messages.Add(1)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && msg != nil {
+		livelog.Raw(e.opts.Logger, livelog.ToServer, raw, rpcErr.Message)
+		return invalidID(raw, msg), rpcErr
+	}
+	livelog.Raw(e.opts.Logger, livelog.ToServer, raw, "parse error")
+	// JSON that is no message object (42, "x", null) is an invalid
+	// request, not a parse error.
+	if json.Valid(raw) {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
+	}
+	return "", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}
+}
+
+// carry carries out the plan of the request msg, received at start,
+// through out. A miss is explained first. When the client cancels the
+// request, the rest of the plan is dropped; when ctx ends otherwise, waits
+// end at once, and the rest is sent if out outlives it.
+func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, start time.Time, out outlet) {
+	e := s.e
+	log := e.opts.Logger
+	if plan.pending() {
+		ectx := ctx
+		if out.outlives() {
+			ectx = context.WithoutCancel(ctx)
+		}
+		s.settle(ectx, msg, plan) // explain.go
+		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+	}
+	if st := plan.httpFault(); st != nil {
+		if write := out.status(); write != nil {
+			s.delayed(ctx, plan.Steps)
+			if ctx.Err() == nil {
+				log.Warn(fmt.Sprintf("✗ scripted fault: HTTP %d (%s)", st.Status, plan.Scripted))
+				write(st)
+			}
+			return
+		}
+	}
+	join, withResponse := out.batches()
+	join = join && plan.Trickle == 0 && plan.CutAfter == 0
+	answered, sent := false, 0
+	for i := 0; i < len(plan.Steps); i++ {
+		if ctx.Err() != nil && (context.Cause(ctx) == errCancelledByClient || !out.outlives()) {
+			return
+		}
+		st := &plan.Steps[i]
+		switch st.Kind {
+		case StepSend, StepHTTPStatus:
+			if s.withdrawn(*st) { // protocol_elicit.go
+				continue
+			}
+			if st.Notify {
+				s.publish(st.Message)
+				continue
+			}
+			var out2 [2]outMessage
+			msgs := out2[:1]
+			if join {
+				n := batchRun(plan.Steps[i:])
+				msgs = s.batch(plan, plan.Steps[i:i+n], start, withResponse, out2[:0])
+				i += n - 1
+			}
+			if len(msgs) == 1 && msgs[0].raw == nil {
+				msgs[0] = outMessage{raw: st.Message, response: st.Response, later: st.unsolicited, trickle: plan.Trickle}
+				s.logStep(plan, st, start, "")
+			}
+			for k := range msgs {
+				m := &msgs[k]
+				if m.later = m.later || answered; m.response {
+					answered = true
+				}
+				if out.send(*m) != nil {
+					return
+				}
+			}
+			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
+				log.Warn(fmt.Sprintf("✗ scripted fault: connection cut after %d messages (%s)", sent, plan.Scripted))
+				out.end(&Step{Kind: StepClose})
+				return
+			}
+		case StepAwaitReply:
+			reply, err := s.AwaitReply(ctx, st.ReplyID)
+			if err != nil && ctx.Err() == nil {
+				log.Warn(err.Error())
+			}
+			if ctx.Err() == nil {
+				if fail := s.checkReply(plan, *st, reply); fail != nil {
+					e.logSend(fail, time.Since(start), "")
+					out.send(outMessage{raw: fail, response: true})
+					return
+				}
+			}
+		case StepListen:
+			if !s.serveListen(ctx, st.ReplyID, func(msg []byte) error { return out.send(outMessage{raw: msg}) }) {
+				return
+			}
+		case StepDelay:
+			sleep(ctx, st.Delay)
+		case StepClose:
+			log.Warn("✗ scripted fault: connection closed (" + plan.Scripted + ")")
+			out.end(st)
+			return
+		case StepExit:
+			log.Warn(fmt.Sprintf("✗ scripted fault: server exits with status %d (%s)", st.ExitStatus, plan.Scripted))
+			out.end(st)
+			return
+		}
+	}
+}
+
+// logStep logs a message that a plan sends.
+func (s *Session) logStep(plan *Plan, st *Step, start time.Time, note string) {
+	var lat time.Duration
+	if st.Response {
+		lat = time.Since(start)
+		if plan.Scripted != "" && note == "" {
+			note = "scripted: " + plan.Scripted
+		}
+	}
+	s.e.logSend(st.Message, lat, note)
+}
+
+// batch logs the steps of run, which the recorded server sent as one batch,
+// and appends to msgs what goes out for them: one message when run has one
+// step (left empty, for the caller to fill); else the batch as one JSON-RPC
+// array, with the response in it when withResponse, or else the response
+// alone and then the rest as one array.
+func (s *Session) batch(plan *Plan, run []Step, start time.Time, withResponse bool, msgs []outMessage) []outMessage {
+	if len(run) == 1 {
+		return append(msgs, outMessage{})
+	}
+	var rest [][]byte
+	response := false
+	for i := range run {
+		st := &run[i]
+		s.logStep(plan, st, start, "in a batch, as recorded")
+		if st.Response && !withResponse {
+			msgs = append(msgs, outMessage{raw: st.Message, response: true})
+			continue
+		}
+		response = response || st.Response
+		rest = append(rest, st.Message)
+	}
+	switch len(rest) {
+	case 0:
+	case 1:
+		msgs = append(msgs, outMessage{raw: rest[0], response: response})
+	default:
+		msgs = append(msgs, outMessage{raw: jsonrpc.JoinBatch(rest), response: response})
+	}
+	for i := range msgs {
+		msgs[i].later = run[0].unsolicited
+	}
+	return msgs
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// delayed waits for the delays among steps, until ctx ends.
+func (s *Session) delayed(ctx context.Context, steps []Step) {
+	for _, st := range steps {
+		if st.Kind == StepDelay && ctx.Err() == nil {
+			sleep(ctx, st.Delay)
+		}
+	}
+}
+
+// inflight is a connection's table of the requests in flight (stdio: its
+// stream; Streamable HTTP and HTTP+SSE: its session), for
+// notifications/cancelled and for the end of the connection.
+type inflight struct {
+	mu     sync.Mutex
+	cancel map[jsonrpc.ID]context.CancelCauseFunc
+	ended  bool
+	plans  sync.WaitGroup // plans being carried out
+}
+
+// add registers a request in flight; the returned func forgets it once
+// its plan is carried out. It reports false, registering nothing, when the
+// connection has ended.
+func (t *inflight) add(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget func(), ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil, false
+	}
+	if t.cancel == nil {
+		t.cancel = map[jsonrpc.ID]context.CancelCauseFunc{}
+	}
+	t.plans.Add(1)
+	t.cancel[id] = cancel
+	return func() {
+		t.mu.Lock()
+		delete(t.cancel, id)
+		t.mu.Unlock()
+		t.plans.Done()
+	}, true
+}
+
+// cancelled cancels the request that a notifications/cancelled names.
+func (t *inflight) cancelled(msg *jsonrpc.Message) {
+	id, err := jsonrpc.Member(msg.Params, "requestId")
+	if err != nil || id == nil {
+		return
+	}
+	t.mu.Lock()
+	cancel, ok := t.cancel[jsonrpc.ID(id)]
+	t.mu.Unlock()
+	if ok {
+		cancel(errCancelledByClient)
+	}
+}
+
+// end cancels every request in flight with cause, and refuses new ones.
+func (t *inflight) end(cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ended = true
+	for _, cancel := range t.cancel {
+		cancel(cause)
+	}
+}
+
+// wait waits until the plans in flight are carried out.
+func (t *inflight) wait() { t.plans.Wait() }
+
+// errCancelledByClient is the cause of a request's context that the
+// client cancelled: the rest of its plan is dropped.
+var errCancelledByClient = errors.New("cancelled by the client")

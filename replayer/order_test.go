@@ -1,0 +1,122 @@
+package replayer
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+)
+
+// touchCassette is a session in which the server sent a notification of its
+// own (a subscribed resource changed) while it was answering a tools/call,
+// before the response: the tap records it as an interaction of its own,
+// after the request, with an offset before the response's (issue 19, item 3).
+var touchCassette = cassette(initialize,
+	`{"from":"client","atMs":2,"notification":{"jsonrpc":"2.0","method":"notifications/initialized"}}`,
+	`{"from":"client","atMs":10,"request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{}}},`+
+		`"response":{"from":"server","atMs":30,"message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"touched"}]}}}}`,
+	`{"from":"server","atMs":20,"notification":{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r/1"}}}`,
+	`{"from":"server","atMs":40,"notification":{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}}`)
+
+const touchCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"touch","arguments":{}}}`
+
+// touchLabel names a message of touchCassette's replay.
+func touchLabel(msg string) string {
+	switch {
+	case strings.Contains(msg, "resources/updated"):
+		return "resources/updated"
+	case strings.Contains(msg, `"id":7`):
+		return "response"
+	case strings.Contains(msg, "notifications/message"):
+		return "log"
+	}
+	return msg
+}
+
+// TestServerMessagesKeepTheirPlaceAroundTheResponse: over stdio, a server
+// message recorded before a call's response is replayed before it, and one
+// recorded after it after it.
+func TestServerMessagesKeepTheirPlaceAroundTheResponse(t *testing.T) {
+	c, err := cassettes.Parse("touch.json", []byte(touchCassette))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(t.Context(), sr, sw); sw.Close() }()
+	lines := bufio.NewScanner(cr)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("the replay ended: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n")
+	if got := next(); !strings.Contains(got, `"id":0`) {
+		t.Fatalf("got %s, want the initialize answer", got)
+	}
+	io.WriteString(cw, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+touchCall+"\n")
+	var got []string
+	for range 3 {
+		got = append(got, touchLabel(next()))
+	}
+	if want := "resources/updated response log"; strings.Join(got, " ") != want {
+		t.Errorf("the client saw %v, want %s", got, want)
+	}
+	cw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServerMessagesOfNoRequestGoOnTheGETStream: over Streamable HTTP, the
+// notification that the server sent on its own during the call goes on the
+// session's GET stream, as it came live, and the POST's answer stays the
+// JSON response alone.
+func TestServerMessagesOfNoRequestGoOnTheGETStream(t *testing.T) {
+	srv, _ := serveHTTP(t, touchCassette, nil)
+	init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	sid := init.header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session: %d %s", init.status, init.body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	call := do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
+	if ct := call.header.Get("Content-Type"); ct != "application/json" || !strings.Contains(call.body, "touched") || strings.Contains(call.body, "resources/updated") {
+		t.Errorf("the call's answer: %s %s, want the JSON response alone", ct, call.body)
+	}
+	stream := bufio.NewScanner(resp.Body)
+	var got []string
+	for len(got) < 2 && stream.Scan() {
+		if d, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
+			got = append(got, touchLabel(d))
+		}
+	}
+	if want := "resources/updated log"; strings.Join(got, " ") != want {
+		t.Errorf("the GET stream carried %v, want %s", got, want)
+	}
+}
