@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/matcher"
@@ -92,43 +93,34 @@ func (s *Session) caused(msg *jsonrpc.Message) {
 }
 
 // sendEffects sends one cause's effects through the session's outlets, in
-// order, each server-to-client request awaited before what follows it.
-// What is left when ctx ends (the session ended) is counted as never sent.
+// order, each server-to-client request awaited before what follows it: a
+// plan carried out by the executor (executor.go). What is left when ctx
+// ends (the session ended) is counted as never sent.
 func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
-	for i, f := range fs {
-		if ctx.Err() != nil {
-			s.e.stats.neverSent.Add(int64(len(fs) - i))
-			return
+	plan := &Plan{}
+	for _, f := range fs {
+		plan.Steps = s.followSteps(plan.Steps, f)
+	}
+	for _, st := range s.carry(ctx, nil, plan, time.Now(), effectsOutlet{s}) {
+		if st.Kind == StepSend {
+			s.e.stats.neverSent.Add(1)
 		}
-		if !f.request {
-			if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
-				if !s.keepLog(m) {
-					continue
-				}
-				if subscriptionNotification(m.Method) {
-					s.publish(f.raw)
-					continue
-				}
-			}
-			s.emit(f.raw)
-			continue
-		}
-		out, st, ok := s.followRequest(f)
-		if !ok {
-			continue
-		}
-		s.emit(out)
-		reply, err := s.AwaitReply(ctx, st.ReplyID)
-		if ctx.Err() != nil {
-			s.e.stats.neverSent.Add(int64(len(fs) - i - 1))
-			return
-		}
-		if err != nil {
-			s.e.opts.Logger.Warn(err.Error())
-		}
-		s.checkReply(&Plan{}, st, reply)
 	}
 }
+
+// effectsOutlet carries effects out to the session's outlets: its stdio
+// stream, its GET stream.
+type effectsOutlet struct{ s *Session }
+
+func (o effectsOutlet) send(m outMessage) error {
+	o.s.toOutlets(m.raw)
+	return nil
+}
+
+func (effectsOutlet) end(*Step)                          {}
+func (effectsOutlet) status() func(*Step)                { return nil }
+func (effectsOutlet) batches() (join, withResponse bool) { return false, false }
+func (effectsOutlet) outlives() bool                     { return false }
 
 // followRequest prepares a server-to-client request that belongs to no
 // client request: the message under a fresh id, and the step that awaits

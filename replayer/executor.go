@@ -116,8 +116,9 @@ func (e *Engine) invalid(raw []byte, msg *jsonrpc.Message, err error) (jsonrpc.I
 // carry carries out the plan of the request msg, received at start,
 // through out. A miss is explained first. When the client cancels the
 // request, the rest of the plan is dropped; when ctx ends otherwise, waits
-// end at once, and the rest is sent if out outlives it.
-func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, start time.Time, out outlet) {
+// end at once, and the rest is sent if out outlives it. It returns the
+// steps it dropped because ctx ended.
+func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, start time.Time, out outlet) (dropped []Step) {
 	e := s.e
 	log := e.opts.Logger
 	if plan.pending() {
@@ -125,8 +126,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 		if out.outlives() {
 			ectx = context.WithoutCancel(ctx)
 		}
-		s.settle(ectx, msg, plan) // explain.go
-		log.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+		s.explainMiss(ectx, msg, plan)
 	}
 	if st := plan.httpFault(); st != nil {
 		if write := out.status(); write != nil {
@@ -135,7 +135,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 				log.Warn(fmt.Sprintf("✗ scripted fault: HTTP %d (%s)", st.Status, plan.Scripted))
 				write(st)
 			}
-			return
+			return nil
 		}
 	}
 	join, withResponse := out.batches()
@@ -143,7 +143,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 	answered, sent := false, 0
 	for i := 0; i < len(plan.Steps); i++ {
 		if ctx.Err() != nil && (context.Cause(ctx) == errCancelledByClient || !out.outlives()) {
-			return
+			return plan.Steps[i:]
 		}
 		st := &plan.Steps[i]
 		switch st.Kind {
@@ -172,13 +172,13 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 					answered = true
 				}
 				if out.send(*m) != nil {
-					return
+					return nil
 				}
 			}
 			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
 				log.Warn(fmt.Sprintf("✗ scripted fault: connection cut after %d messages (%s)", sent, plan.Scripted))
 				out.end(&Step{Kind: StepClose})
-				return
+				return nil
 			}
 		case StepAwaitReply:
 			reply, err := s.AwaitReply(ctx, st.ReplyID)
@@ -189,25 +189,36 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 				if fail := s.checkReply(plan, *st, reply); fail != nil {
 					e.logSend(fail, time.Since(start), "")
 					out.send(outMessage{raw: fail, response: true})
-					return
+					return nil
 				}
 			}
 		case StepListen:
 			if !s.serveListen(ctx, st.ReplyID, func(msg []byte) error { return out.send(outMessage{raw: msg}) }) {
-				return
+				return nil
 			}
 		case StepDelay:
 			sleep(ctx, st.Delay)
 		case StepClose:
 			log.Warn("✗ scripted fault: connection closed (" + plan.Scripted + ")")
 			out.end(st)
-			return
+			return nil
 		case StepExit:
 			log.Warn(fmt.Sprintf("✗ scripted fault: server exits with status %d (%s)", st.ExitStatus, plan.Scripted))
 			out.end(st)
-			return
+			return nil
 		}
 	}
+	return nil
+}
+
+// explainMiss explains the plan's miss under ctx (settle, explain.go) and
+// logs the explanation.
+func (s *Session) explainMiss(ctx context.Context, msg *jsonrpc.Message, plan *Plan) {
+	if !plan.pending() {
+		return
+	}
+	s.settle(ctx, msg, plan)
+	s.e.opts.Logger.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
 }
 
 // logStep logs a message that a plan sends.

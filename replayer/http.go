@@ -540,9 +540,22 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	// Each request can be cancelled alone (notifications/cancelled); all
-	// end when the client goes away.
-	base, detach := detachable(r.Context()) // http_resume.go
+	sse, eventIDs := h.form(calls, batch)
+	// (A scripted status answers alone, whatever the form.)
+	sse = sse && (batch || calls[0].plan.httpFault() == nil)
+	// A resumable stream (http_resume.go) goes on when the client goes
+	// away; other answers end with it.
+	resumable = sse && hs != nil && !hs.ephemeral && len(eventIDs) > 0
+	base := r.Context()
+	if resumable {
+		base = context.WithoutCancel(base)
+	}
+	for _, c := range calls {
+		// Under base itself, not a context made from it, which ends a
+		// moment after it: the explanation stops as the client leaves.
+		s.explainMiss(base, c.msg, c.plan)
+	}
+	// Each request can be cancelled alone (notifications/cancelled).
 	for i := range calls {
 		ctx, cancel := context.WithCancelCause(base)
 		defer cancel(nil)
@@ -560,17 +573,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	if hs != nil && !hs.sse && batchesAllowed(r) {
 		post.join = true // recorded server batches go as one event (protocol_batch.go)
 	}
-	sse, eventIDs := h.form(calls, batch)
-	if !sse || !batch && calls[0].plan.httpFault() != nil {
-		// (A scripted status answers alone, whatever the form.)
+	if !sse {
 		h.answerJSON(w, r, s, calls, batch, post, hs == nil)
 		return
-	}
-	if hs != nil && !hs.ephemeral && len(eventIDs) > 0 {
-		// A resumable stream (http_resume.go): it goes on when the
-		// client goes away.
-		detach()
-		resumable = true
 	}
 	h.answerSSE(w, s, hs, calls, eventIDs, resumable, post)
 }

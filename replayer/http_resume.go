@@ -381,12 +381,3 @@ func (h *HTTPHandler) resumePOST(w http.ResponseWriter, r *http.Request, hs *htt
 		}
 	}
 }
-
-// detachable returns a context that ends with parent until detach is
-// called, and then only when its children are cancelled (a POST whose
-// stream is resumable goes on when the client goes away).
-func detachable(parent context.Context) (ctx context.Context, detach func()) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	stop := context.AfterFunc(parent, cancel)
-	return ctx, func() { stop() }
-}

@@ -198,13 +198,12 @@ func (s *Session) outletsLocked() []func([]byte) {
 	return sinks
 }
 
-// emit sends a server message that belongs to no request, as it is, to
-// the session's outlets, and logs it.
-func (s *Session) emit(raw []byte) {
+// toOutlets sends a server message that belongs to no request, as it is,
+// to the session's outlets.
+func (s *Session) toOutlets(raw []byte) {
 	s.mu.Lock()
 	sinks := s.outletsLocked()
 	s.mu.Unlock()
-	s.e.logSend(raw, 0, "")
 	for _, send := range sinks {
 		send(raw)
 	}

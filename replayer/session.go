@@ -485,28 +485,11 @@ func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Mil
 	var before, after []Step
 	for _, fs := range fire {
 		for _, f := range fs {
-			to := &after
 			if f.at > 0 && f.at < respondedAt {
-				to = &before
+				before = s.followSteps(before, f)
+			} else {
+				after = s.followSteps(after, f)
 			}
-			if f.request {
-				// A fresh id, and what follows waits for the reply,
-				// which is checked (cause.go).
-				msg, await, ok := s.followRequest(f)
-				if !ok {
-					continue
-				}
-				*to = append(*to, Step{Kind: StepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
-				continue
-			}
-			notify := false
-			if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
-				if !s.keepLog(m) {
-					continue
-				}
-				notify = subscriptionNotification(m.Method)
-			}
-			*to = append(*to, Step{Kind: StepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
 		}
 	}
 	if len(before) > 0 {
@@ -517,6 +500,28 @@ func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Mil
 		}
 	}
 	return append(steps, after...)
+}
+
+// followSteps appends to steps the steps that send f, a server message that
+// belongs to no request: a server-to-client request under a fresh id, then
+// the wait for its reply, which is checked (cause.go); a notification
+// unless the client's logging level filters it out.
+func (s *Session) followSteps(steps []Step, f *followup) []Step {
+	if f.request {
+		msg, await, ok := s.followRequest(f)
+		if !ok {
+			return steps
+		}
+		return append(steps, Step{Kind: StepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
+	}
+	notify := false
+	if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
+		if !s.keepLog(m) {
+			return steps
+		}
+		notify = subscriptionNotification(m.Method)
+	}
+	return append(steps, Step{Kind: StepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
 }
 
 func (s *Session) freshID() jsonrpc.ID {
