@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -95,7 +96,8 @@ func (s *Session) caused(msg *jsonrpc.Message) {
 // sendEffects sends one cause's effects through the session's outlets, in
 // order, each server-to-client request awaited before what follows it: a
 // plan carried out by the executor (executor.go). What is left when ctx
-// ends (the session ended) is counted as never sent.
+// ends (the session ended), or when the session has no outlet, is counted
+// as never sent.
 func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
 	plan := &Plan{}
 	for _, f := range fs {
@@ -113,9 +115,14 @@ func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
 type effectsOutlet struct{ s *Session }
 
 func (o effectsOutlet) send(m outMessage) error {
-	o.s.toOutlets(m.raw)
+	if !o.s.toOutlets(m.raw) {
+		return errNoOutlet
+	}
 	return nil
 }
+
+// errNoOutlet ends effects that no stream can carry.
+var errNoOutlet = errors.New("the session has no stream for server messages")
 
 func (effectsOutlet) end(*Step)                          {}
 func (effectsOutlet) status() func(*Step)                { return nil }

@@ -13,13 +13,18 @@ import (
 
 // causeSession replays testdata/cause.json in one session whose outlet
 // hands what it is sent to the returned channel; detach removes it.
-func causeSession(t *testing.T, opts *Options) (*Engine, *Session, <-chan []byte, func()) {
+func loadCause(t *testing.T) *cassettes.Cassette {
 	t.Helper()
 	c, err := cassettes.Load("testdata/cause.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(c, opts)
+	return c
+}
+
+func causeSession(t *testing.T, opts *Options) (*Engine, *Session, <-chan []byte, func()) {
+	t.Helper()
+	e, err := New(loadCause(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func (e *Engine) invalid(raw []byte, msg *jsonrpc.Message, err error) (jsonrpc.I
 // through out. A miss is explained first. When the client cancels the
 // request, the rest of the plan is dropped; when ctx ends otherwise, waits
 // end at once, and the rest is sent if out outlives it. It returns the
-// steps it dropped because ctx ended.
+// steps it dropped because ctx ended or out refused a message.
 func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, start time.Time, out outlet) (dropped []Step) {
 	e := s.e
 	log := e.opts.Logger
@@ -172,7 +172,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 					answered = true
 				}
 				if out.send(*m) != nil {
-					return nil
+					return plan.Steps[i:]
 				}
 			}
 			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {

@@ -199,14 +199,16 @@ func (s *Session) outletsLocked() []func([]byte) {
 }
 
 // toOutlets sends a server message that belongs to no request, as it is,
-// to the session's outlets.
-func (s *Session) toOutlets(raw []byte) {
+// to the session's outlets. It reports false when the session has none
+// (a server without sessions, over HTTP, has no stream for it).
+func (s *Session) toOutlets(raw []byte) bool {
 	s.mu.Lock()
 	sinks := s.outletsLocked()
 	s.mu.Unlock()
 	for _, send := range sinks {
 		send(raw)
 	}
+	return len(sinks) > 0
 }
 
 // withSubscriptionID sets params._meta["io.modelcontextprotocol/subscriptionId"].
