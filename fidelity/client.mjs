@@ -3,17 +3,25 @@
 //
 //	{"step": NAME, "result": WHAT_CAME_BACK, "server": [MESSAGES]}
 //
-// result is the step's answer (or {"error": {code, message}}); server lists the
-// messages the server sent on its own between the start of the step and the
-// start of the next one, in the order the client saw them: notifications
-// ({"notification": method, "params"}), and requests ({"request": method,
-// "params", "reply"}) that the client answers with fixed replies (roots,
-// sampling, elicitation). Progress notifications of a request go there too.
-// Each message says whether it came before the step's answer ("before": true).
+// result is the step's answer (or {"error": {code, message, data}}). server
+// lists the messages the server sent on its own between the end of the
+// previous step and the end of this one, in the order they arrived:
+// notifications ({"notification": method, "params"}) and requests
+// ({"request": method, "params", "reply"}), which the client answers with
+// fixed replies (roots, sampling, elicitation). A message has "before": true
+// when it came before the step's answer or, for a step whose cause is a
+// notification the client sends (initialized, roots/list_changed), before
+// the client sent it; "resent": true when it is one the client had already
+// seen in an earlier step (an SSE stream resumed by the SDK re-delivers it).
 //
-// Values that differ from run to run are NOT stripped here: the Go side
-// (fidelity/normalize.go) does that, so the raw lines stay in the output
-// directory and the rules have a unit test.
+// A step ends once its answer has come, the server messages it waits for
+// have come (at most WAIT ms) and no server message has come for SETTLE ms.
+//
+// Values that differ from run to run (session ids, server-made elicitation
+// ids, task ids, timestamps, times of day in resource text, the level of a
+// simulated log message) are NOT stripped here: fidelity/compare.go does
+// that, so that the raw lines stay in the output directory and the rules
+// have a unit test.
 //
 // Usage:
 //
@@ -96,15 +104,33 @@ const client = new Client(
 // answers. A request's entry gets its reply when the handler answers.
 const requests = new Map();
 let inner;
+// sent holds every server message of the earlier steps as it came: one seen
+// again is not the server's doing but a resumed SSE stream's (the event store
+// of server-everything's HTTP transport re-sends earlier events of every
+// stream when the client resumes one); it is marked "resent".
+const sent = new Set();
+let sentThisStep = [];
 const observe = (m, extra) => {
+  const raw = JSON.stringify(m);
+  const again = sent.has(raw) ? { resent: true } : {};
+  sentThisStep.push(raw);
   if (m.method !== undefined && m.id === undefined) {
-    saw({ notification: m.method, params: m.params });
+    saw({ notification: m.method, params: m.params, ...again });
   } else if (m.method !== undefined) {
-    const entry = { request: m.method, params: m.params };
+    const entry = { request: m.method, params: m.params, ...again };
     requests.set(m.id, entry);
     saw(entry);
   }
   inner?.(m, extra);
+};
+// A step whose cause is a notification the client sends (trigger) counts as
+// answered once the client sends it: "before" then marks a server message
+// that came before its cause.
+let trigger = null;
+const send = transport.send.bind(transport);
+transport.send = (m, o) => {
+  if (trigger && m.method === trigger) answered = true;
+  return send(m, o);
 };
 Object.defineProperty(transport, 'onmessage', {
   get: () => (inner ? observe : undefined),
@@ -207,7 +233,7 @@ const steps = [
       capabilities: client.getServerCapabilities(),
       instructions: client.getInstructions(),
     };
-  }, logged('Roots updated')],
+  }, logged('Roots updated'), 'notifications/initialized'],
   ['tools/list', () => client.listTools({}, opts())],
   ['logging/setLevel debug', () => client.setLoggingLevel('debug', opts())],
   ['ping', () => client.ping(opts())],
@@ -227,7 +253,7 @@ const steps = [
     roots = [{ uri: 'file:///fidelity/three', name: 'three' }];
     await client.sendRootsListChanged();
     return {};
-  }, logged('Roots updated: 1')],
+  }, logged('Roots updated: 1'), 'notifications/roots/list_changed'],
   ['tools/call get-roots-list after change', () => call('get-roots-list')],
   ['tools/call trigger-sampling-request', () => call('trigger-sampling-request', { prompt: 'Say something fixed', maxTokens: 50 })],
   ['tools/call trigger-elicitation-request', () => call('trigger-elicitation-request')],
@@ -238,7 +264,8 @@ const steps = [
     call('trigger-url-elicitation', { url: 'https://example.com/third', elicitationId: 'err-path-7', errorPath: true })],
   ['tools/call trigger-url-elicitation retry', () =>
     call('trigger-url-elicitation', { url: 'https://example.com/third', elicitationId: 'err-path-7', errorPath: true })],
-  ['tools/call toggle-simulated-logging on', () => call('toggle-simulated-logging')],
+  ['tools/call toggle-simulated-logging on', () => call('toggle-simulated-logging'),
+    (ms) => ms.some((m) => m.notification === 'notifications/message' && /level[- ]message/.test(String(m.params?.data)))],
   ['tools/call toggle-simulated-logging off', () => call('toggle-simulated-logging')],
   ['resources/list', async () => {
     const pages = [];
@@ -261,7 +288,8 @@ const steps = [
   ['tools/call toggle-subscriber-updates off', () => call('toggle-subscriber-updates')],
   ['resources/unsubscribe', () => client.unsubscribeResource({ uri: 'demo://resource/dynamic/text/1' }, opts()), logged('Unsubscribe Resource request')],
   ['tools/call gzip-file-as-resource', () =>
-    call('gzip-file-as-resource', { name: 'fidelity.txt.gz', data: 'data:text/plain;base64,' + Buffer.from('fidelity '.repeat(20)).toString('base64') })],
+    call('gzip-file-as-resource', { name: 'fidelity.txt.gz', data: 'data:text/plain;base64,' + Buffer.from('fidelity '.repeat(20)).toString('base64') }),
+    (ms) => ms.some((m) => m.notification === 'notifications/resources/list_changed')],
   ['resources/read session resource', () => client.readResource({ uri: 'demo://resource/session/fidelity.txt.gz' }, opts())],
   ['prompts/list', () => client.listPrompts({}, opts())],
   ['prompts/get simple-prompt', () => client.getPrompt({ name: 'simple-prompt' }, opts())],
@@ -285,16 +313,17 @@ const steps = [
       CreateTaskResultSchema, opts());
     taskId = r.task?.taskId;
     return r;
-  }],
+  }, (ms) => ms.some((m) => m.notification === 'notifications/tasks/status')],
   ['tasks/result ambiguous', () => client.request({ method: 'tasks/result', params: { taskId: taskId } }, CallToolResultSchema, opts({ timeout: 15000 }))],
   ['tasks/get', () => client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema, opts())],
   ['tasks/list', () => client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema, opts())],
   ['ping at the end', () => client.ping(opts())],
 ];
 
-for (const [name, fn, wait] of steps) {
+for (const [name, fn, wait, cause] of steps) {
   if (only && name !== 'initialize' && !only.test(name)) continue;
   answered = false;
+  trigger = cause ?? null;
   let result;
   try {
     result = await fn();
@@ -310,6 +339,8 @@ for (const [name, fn, wait] of steps) {
   await settle();
   console.log(JSON.stringify({ step: name, result: result ?? null, server: seen }));
   seen = [];
+  for (const raw of sentThisStep) sent.add(raw);
+  sentThisStep = [];
 }
 try {
   if (kind === 'http') await transport.terminateSession();

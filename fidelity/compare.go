@@ -17,11 +17,14 @@ import (
 
 // A stepOutput is one line of client.mjs, normalized: the step's name, its
 // result and the messages the server sent on its own during it, each as
-// canonical JSON (object members sorted).
+// canonical JSON (object members sorted). A message the client had already
+// seen in an earlier step (marked "resent": a resumed SSE stream's echo) is
+// not in Server but counted in Resent.
 type stepOutput struct {
 	Step   string
 	Result string
 	Server []string
+	Resent int
 }
 
 // readSteps reads and normalizes the lines client.mjs wrote to path.
@@ -53,6 +56,11 @@ func parseSteps(r io.Reader, name string) ([]stepOutput, error) {
 			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		for _, m := range line.Server {
+			var mark struct{ Resent bool }
+			if json.Unmarshal(m, &mark) == nil && mark.Resent {
+				s.Resent++
+				continue
+			}
 			nm, err := normalize(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
@@ -162,6 +170,7 @@ type report struct {
 	cells     map[string]map[string]string   // leg → step → "=" or a marker
 	details   map[string]map[string][]string // leg → step → what differs
 	ran       map[string]bool                // the legs that ran
+	resent    map[string]int                 // leg → messages marked resent
 }
 
 // compare compares the tap and replay legs of transport t with its live
@@ -169,7 +178,12 @@ type report struct {
 // transport) with otherLive, that transport's live run.
 func compare(t string, outputs map[string][]stepOutput, otherLive []stepOutput) *report {
 	r := &report{transport: t, live: index(outputs["live"]), cells: map[string]map[string]string{},
-		details: map[string]map[string][]string{}, ran: map[string]bool{}}
+		details: map[string]map[string][]string{}, ran: map[string]bool{}, resent: map[string]int{}}
+	for leg, steps := range outputs {
+		for _, st := range steps {
+			r.resent[leg] += st.Resent
+		}
+	}
 	seen := map[string]bool{}
 	add := func(steps []stepOutput) {
 		for _, s := range steps {
@@ -447,6 +461,13 @@ func (r *report) print(w io.Writer) {
 		row = append(row, fmt.Sprintf("%d/%d", same, len(r.steps)))
 	}
 	fmt.Fprintln(tw, strings.Join(row, "\t"))
+	if len(r.resent) > 0 {
+		row = []string{"re-sent, not compared", fmt.Sprint(r.resent["live"])}
+		for _, leg := range legs {
+			row = append(row, fmt.Sprint(r.resent[leg]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
 	tw.Flush()
 	for _, leg := range legs {
 		for _, name := range r.steps {

@@ -161,6 +161,10 @@ func run(ctx context.Context, c config) (bool, error) {
 	outputs := map[string]map[string][]stepOutput{} // transport → leg → steps
 	for _, t := range ts {
 		outputs[t] = map[string][]stepOutput{}
+		// A cassette left in -out by an earlier run is not replayed.
+		if err := os.Remove(h.cassette(t)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
 		for _, leg := range []string{"live", "tap", "replay"} {
 			steps, err := h.leg(ctx, t, leg, h.cassette(t))
 			if err != nil {
@@ -190,6 +194,11 @@ func run(ctx context.Context, c config) (bool, error) {
 		}
 		if r.replayDiffers() && !c.reportOnly {
 			ok = false
+		}
+		for _, leg := range []string{"tap", "replay", "cross"} {
+			if line := h.summary(t, leg); line != "" {
+				fmt.Fprintf(os.Stdout, "%s %s: %s\n", t, leg, line)
+			}
 		}
 		fmt.Fprintf(os.Stdout, "cassettes: %s", h.cassette(t))
 		if outputs[t]["cross"] != nil {
@@ -310,6 +319,26 @@ func (h *harness) httpTarget(ctx context.Context, t, leg, cassette string) (stri
 		return "", nil, err
 	}
 	return strings.TrimSuffix(url, "/mcp") + path, p.stop, nil
+}
+
+var summaryLine = regexp.MustCompile(`(?m)^mcpmock: ((?:recorded|replayed) .*)$`)
+
+// summary returns the one-line summary mcpmock printed on exit in leg's log,
+// or "" if there is none.
+func (h *harness) summary(t, leg string) string {
+	name := t + "-" + leg + "-mcpmock.log"
+	if t == "stdio" {
+		name = t + "-" + leg + ".log" // a stdio mcpmock writes to the client's stderr
+	}
+	data, err := os.ReadFile(filepath.Join(h.out, name))
+	if err != nil {
+		return ""
+	}
+	m := summaryLine.FindAllSubmatch(data, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return string(m[len(m)-1][1])
 }
 
 func portOf(addr string) string {
