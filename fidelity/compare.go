@@ -50,59 +50,61 @@ func parseSteps(r io.Reader, name string) ([]stepOutput, error) {
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a line of client.mjs: %w", name, n, err)
 		}
+		// Ids are numbered per step, server messages first: the
+		// same id in a request and in the answer that quotes it gets the
+		// same number, and a missing message shifts only its own step.
 		s := stepOutput{Step: line.Step}
-		var err error
-		if s.Result, err = normalize(line.Result); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
-		}
+		nz := normalizer{ids: map[string]string{}}
 		for _, m := range line.Server {
 			var mark struct{ Resent bool }
 			if json.Unmarshal(m, &mark) == nil && mark.Resent {
 				s.Resent++
 				continue
 			}
-			nm, err := normalize(m)
+			nm, err := nz.normalize(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 			}
 			s.Server = append(s.Server, nm)
+		}
+		var err error
+		if s.Result, err = nz.normalize(line.Result); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		out = append(out, s)
 	}
 	return out, sc.Err()
 }
 
-// What normalize replaces in every string, in this order: values that
-// server-everything makes up anew on each run.
-var replacements = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	// URL elicitation ids the server makes up and session ids (UUIDs),
-	// task ids (InMemoryTaskStore: 16 random bytes in hex). One placeholder:
-	// the replay may give a server-made id a fresh value (a UUID) if it does
-	// so consistently.
-	{regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`), "<id>"},
-	{regexp.MustCompile(`\b[0-9a-f]{32}\b`), "<id>"},
-	// Task createdAt and lastUpdatedAt.
-	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`), "<timestamp>"},
-	// "created at 9:08:11 PM" in dynamic resources (toLocaleTimeString).
-	{regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?`), "<time>"},
-	// "for session undefined" over stdio, "for session <id>" over HTTP:
-	// a cassette recorded on one transport and replayed on the other keeps
-	// the recorded text.
-	{regexp.MustCompile(`(?i)\b(session(?:id)?) (?:undefined|<id>)`), "$1 <session>"},
+// Values that server-everything makes up anew on each run.
+var (
+	// "for session undefined" over stdio, "for session UUID" over HTTP (a
+	// cassette recorded on one transport and replayed on the other keeps
+	// the recorded text): <session>.
+	sessionText = regexp.MustCompile(`(?i)\b(session(?:id)?) (?:undefined|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b`)
+	// URL elicitation ids the server makes up (UUIDs) and task ids
+	// (InMemoryTaskStore: 16 random bytes in hex): <id1>, <id2>… in the
+	// order they first appear in the step, so that a replay may give a
+	// server-made id a fresh value, but only consistently.
+	randomID = regexp.MustCompile(`\b(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-f]{32})\b`)
+	// Task createdAt and lastUpdatedAt: <timestamp>.
+	timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	// "created at 9:08:11 PM" in dynamic resources (toLocaleTimeString): <time>.
+	timeOfDay = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?`)
+	// The text of toggle-simulated-logging's messages, whose level the
+	// server picks at random: level <random>, data <simulated log message>.
+	simulatedLog = regexp.MustCompile(`^(Debug|Info|Notice|Warning|Error|Critical|Alert|Emergency)[- ]level[- ]message`)
+)
+
+// A normalizer normalizes the values of one step.
+type normalizer struct {
+	ids map[string]string // a random id → its placeholder
 }
 
-// simulatedLog is the text of toggle-simulated-logging's messages, whose
-// level the server picks at random.
-var simulatedLog = regexp.MustCompile(`^(Debug|Info|Notice|Warning|Error|Critical|Alert|Emergency)[- ]level[- ]message`)
-
-// normalize returns raw as canonical JSON with the values that differ from
-// run to run replaced (see replacements), a base64 "blob" that decodes to
-// such text replaced by the normalized text, and the level and text of a
-// simulated log message replaced.
-func normalize(raw json.RawMessage) (string, error) {
+// normalize returns raw as canonical JSON (object members sorted) with the
+// values that differ from run to run replaced (see above), a base64 "blob"
+// that decodes to text with such values replaced by the normalized text.
+func (nz *normalizer) normalize(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 {
 		return "null", nil
 	}
@@ -112,7 +114,6 @@ func normalize(raw json.RawMessage) (string, error) {
 	if err := dec.Decode(&v); err != nil {
 		return "", err
 	}
-	v = walk(v, "")
 	if m, ok := v.(map[string]any); ok && m["notification"] == "notifications/message" {
 		if p, ok := m["params"].(map[string]any); ok {
 			if s, ok := p["data"].(string); ok && simulatedLog.MatchString(s) {
@@ -120,6 +121,7 @@ func normalize(raw json.RawMessage) (string, error) {
 			}
 		}
 	}
+	v = nz.walk(v, "")
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -129,34 +131,48 @@ func normalize(raw json.RawMessage) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-func walk(v any, key string) any {
+// walk visits object members in the order of their names, so that ids are
+// numbered the same way in every run.
+func (nz *normalizer) walk(v any, key string) any {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, e := range x {
-			x[k] = walk(e, k)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x[k] = nz.walk(x[k], k)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = walk(e, "")
+			x[i] = nz.walk(e, "")
 		}
 	case string:
 		if key == "blob" {
 			if text, err := base64.StdEncoding.DecodeString(x); err == nil && utf8.Valid(text) {
-				if n := normalizeString(string(text)); n != string(text) {
+				if n := nz.text(string(text)); n != string(text) {
 					return "<base64 of: " + n + ">"
 				}
 			}
 		}
-		return normalizeString(x)
+		return nz.text(x)
 	}
 	return v
 }
 
-func normalizeString(s string) string {
-	for _, r := range replacements {
-		s = r.re.ReplaceAllString(s, r.with)
-	}
-	return s
+func (nz *normalizer) text(s string) string {
+	s = sessionText.ReplaceAllString(s, "$1 <session>")
+	s = randomID.ReplaceAllStringFunc(s, func(id string) string {
+		p, ok := nz.ids[id]
+		if !ok {
+			p = fmt.Sprintf("<id%d>", len(nz.ids)+1)
+			nz.ids[id] = p
+		}
+		return p
+	})
+	s = timestamp.ReplaceAllString(s, "<timestamp>")
+	return timeOfDay.ReplaceAllString(s, "<time>")
 }
 
 // legs are the table's columns after live.

@@ -16,8 +16,11 @@ func TestNormalize(t *testing.T) {
 	}{
 		{"members sorted", `{"b":1,"a":{"d":2,"c":3}}`, `{"a":{"c":3,"d":2},"b":1}`},
 		{"numbers kept as written", `{"n":3.140}`, `{"n":3.140}`},
-		{"uuid", `"Elicitation ID: 264523d6-9f3c-4bd1-8fbc-49eeb0248f30"`, `"Elicitation ID: <id>"`},
-		{"task id", `{"taskId":"e23167b895ad8ad3163c9eb96ebd1a42"}`, `{"taskId":"<id>"}`},
+		{"uuid", `"Elicitation ID: 264523d6-9f3c-4bd1-8fbc-49eeb0248f30"`, `"Elicitation ID: <id1>"`},
+		{"task id", `{"taskId":"e23167b895ad8ad3163c9eb96ebd1a42"}`, `{"taskId":"<id1>"}`},
+		{"ids numbered by first appearance, members in name order",
+			`{"b":"e23167b895ad8ad3163c9eb96ebd1a42","a":"264523d6-9f3c-4bd1-8fbc-49eeb0248f30","c":"id e23167b895ad8ad3163c9eb96ebd1a42"}`,
+			`{"a":"<id1>","b":"<id2>","c":"id <id2>"}`},
 		{"a 33-digit hex is not an id", `"e23167b895ad8ad3163c9eb96ebd1a421"`, `"e23167b895ad8ad3163c9eb96ebd1a421"`},
 		{"timestamp", `{"createdAt":"2026-12-01T21:08:11.581Z"}`, `{"createdAt":"<timestamp>"}`},
 		{"time of day", `"created at 9:08:11 PM"`, `"created at <time>"`},
@@ -36,7 +39,8 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := normalize([]byte(tt.in))
+			nz := normalizer{ids: map[string]string{}}
+			got, err := nz.normalize([]byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,6 +48,36 @@ func TestNormalize(t *testing.T) {
 				t.Errorf("normalize(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// A replay may give a server-made id a fresh value, but the same one
+// wherever the id appears in the step.
+func TestParseStepsNumbersIDsPerStep(t *testing.T) {
+	const (
+		recorded = "264523d6-9f3c-4bd1-8fbc-49eeb0248f30"
+		fresh    = "0947d330-902e-41b1-ba9f-1fa8fee2830b"
+	)
+	line := func(inRequest, inAnswer string) string {
+		return `{"step":"s","result":{"text":"Elicitation ID: ` + inAnswer + `"},"server":[{"request":"elicitation/create","params":{"elicitationId":"` + inRequest + `"}}]}` + "\n"
+	}
+	parse := func(in string) stepOutput {
+		t.Helper()
+		steps, err := parseSteps(strings.NewReader(in+in), "test")
+		if err != nil || len(steps) != 2 {
+			t.Fatalf("parseSteps: %v, %d steps", err, len(steps))
+		}
+		if steps[0].Result != steps[1].Result || steps[0].Server[0] != steps[1].Server[0] {
+			t.Errorf("ids not numbered per step: %+v", steps)
+		}
+		return steps[0]
+	}
+	live, consistent, inconsistent := parse(line(recorded, recorded)), parse(line(fresh, fresh)), parse(line(fresh, recorded))
+	if mark, _ := diffStep(&live, &consistent); mark != "=" {
+		t.Errorf("a fresh id used consistently: %q, want =", mark)
+	}
+	if mark, _ := diffStep(&live, &inconsistent); mark != "result" {
+		t.Errorf("a fresh id in the request, the recorded one in the answer: %q, want result", mark)
 	}
 }
 
