@@ -292,7 +292,8 @@ func (h *harness) httpTarget(ctx context.Context, t, leg, cassette string) (stri
 			return "", nil, err
 		}
 		mode := map[string]string{"http": "streamableHttp", "sse": "sse"}[t]
-		srv, err := start(filepath.Join(h.out, t+"-"+leg+"-server.log"), []string{"PORT=" + portOf(addr)}, "node", h.server, mode)
+		srv, err := start(filepath.Join(h.out, t+"-"+leg+"-server.log"), []string{"PORT=" + portOf(addr)},
+			"node", "--import", filepath.Join(h.dir, "loopback.mjs"), h.server, mode)
 		if err != nil {
 			return "", nil, err
 		}
