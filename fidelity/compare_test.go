@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // These tests need no Node.js: they check the normalization and the table
@@ -161,8 +163,8 @@ stdio replay: ping: server message not in live: {"notification":"n"}
 stdio replay: tools/call x: the client did not get this far (see the leg's .log)
 stdio replay: echo: the client did not get this far (see the leg's .log)
 `
-	if got := b.String(); got != want {
-		t.Errorf("the report:\n%s\nwant:\n%s", got, want)
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("the report (-want +got):\n%s", diff)
 	}
 	if r.tapDiffers() {
 		t.Error("tapDiffers: true for a tap equal to live")

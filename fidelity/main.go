@@ -70,7 +70,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := run(ctx, c)
+	ok, err := run(ctx, c, os.Stdout)
 	if err != nil && ctx.Err() != nil {
 		err = errors.New("interrupted; every process it started is stopped")
 	}
@@ -110,7 +110,9 @@ type harness struct {
 	client  string // client.mjs
 }
 
-func run(ctx context.Context, c config) (bool, error) {
+// run runs every leg and prints the tables to stdout; it reports whether
+// the legs are identical to live as -report-only asks.
+func run(ctx context.Context, c config, stdout io.Writer) (bool, error) {
 	ts, err := transports(c.transport)
 	if err != nil {
 		return false, err
@@ -188,7 +190,7 @@ func run(ctx context.Context, c config) (bool, error) {
 	ok := true
 	for _, t := range ts {
 		r := compare(t, outputs[t], outputs[crossSource(t)]["live"])
-		r.print(os.Stdout)
+		r.print(stdout)
 		if r.tapDiffers() {
 			ok = false
 		}
@@ -197,17 +199,17 @@ func run(ctx context.Context, c config) (bool, error) {
 		}
 		for _, leg := range []string{"tap", "replay", "cross"} {
 			if line := h.summary(t, leg); line != "" {
-				fmt.Fprintf(os.Stdout, "%s %s: %s\n", t, leg, line)
+				fmt.Fprintf(stdout, "%s %s: %s\n", t, leg, line)
 			}
 		}
-		fmt.Fprintf(os.Stdout, "cassettes: %s", h.cassette(t))
+		fmt.Fprintf(stdout, "cassettes: %s", h.cassette(t))
 		if outputs[t]["cross"] != nil {
-			fmt.Fprintf(os.Stdout, " (cross replays %s)", h.cassette(crossSource(t)))
+			fmt.Fprintf(stdout, " (cross replays %s)", h.cassette(crossSource(t)))
 		}
-		fmt.Fprintln(os.Stdout)
-		fmt.Fprintln(os.Stdout)
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintf(os.Stdout, "fidelity: %s in %s; outputs, logs and cassettes in %s\n", strings.Join(ts, ", "), time.Since(began).Round(time.Second), c.out)
+	fmt.Fprintf(stdout, "fidelity: %s in %s; outputs, logs and cassettes in %s\n", strings.Join(ts, ", "), time.Since(began).Round(time.Second), c.out)
 	return ok, nil
 }
 
