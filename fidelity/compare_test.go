@@ -174,6 +174,27 @@ stdio replay: echo: the client did not get this far (see the leg's .log)
 	}
 }
 
+func TestTapDiffers(t *testing.T) {
+	tests := []struct {
+		transport, cell string
+		want            bool
+	}{
+		{"stdio", "=", false},
+		{"stdio", "when", true},
+		{"sse", "when", true},
+		{"http", "when", false}, // two HTTP streams may pass each other
+		{"http", "order", true},
+		{"http", "result", true},
+		{"http", "missing", true},
+	}
+	for _, tt := range tests {
+		r := &report{transport: tt.transport, cells: map[string]map[string]string{"tap": {"ping": tt.cell}}}
+		if got := r.tapDiffers(); got != tt.want {
+			t.Errorf("%s tap %q: tapDiffers %t, want %t", tt.transport, tt.cell, got, tt.want)
+		}
+	}
+}
+
 func TestTransports(t *testing.T) {
 	for flag, want := range map[string]string{"all": "stdio http sse", "http": "http", "sse": "sse", "stdio": "stdio"} {
 		got, err := transports(flag)

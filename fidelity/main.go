@@ -15,8 +15,9 @@
 // that differ from run to run) and compared with the live output of the
 // transport the cassette was recorded on. It prints one table per transport,
 // step × (live, tap, replay, cross), and the differences, and exits 1 when
-// the tap differs from live anywhere, or the replay does (unless
-// -report-only).
+// the tap differs from live anywhere (over Streamable HTTP, except that a
+// message on the GET stream and an answer on a POST stream passed each
+// other), or the replay or cross leg does (unless -report-only).
 //
 // It needs Node.js (20 or later) and npm, and is not part of go test. From
 // the module root:
