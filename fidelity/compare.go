@@ -274,7 +274,7 @@ func diffStep(want, got *stepOutput) (string, []string) {
 		}
 	case !equal(wm, gm):
 		marks = append(marks, "order")
-		details = append(details, "server messages in another order: want "+methods(wm)+", got "+methods(gm))
+		details = append(details, "server messages in another order: want "+methods(want.Server)+", got "+methods(got.Server))
 	case !equal(want.Server, got.Server):
 		marks = append(marks, "when")
 		for i := range want.Server {
@@ -357,12 +357,22 @@ func method(m string) string {
 	return v.Notification
 }
 
+// methods lists the methods of server message lines, those that came before
+// the answer first: "[a b | c]" (a and b before, c after).
 func methods(ms []string) string {
-	names := make([]string, len(ms))
-	for i, m := range ms {
-		names[i] = method(m)
+	var before, after []string
+	for _, m := range ms {
+		if beforeAfter(m) == "before" {
+			before = append(before, method(m))
+		} else {
+			after = append(after, method(m))
+		}
 	}
-	return "[" + strings.Join(names, " ") + "]"
+	out := strings.Join(before, " ")
+	if len(after) > 0 {
+		out += " | " + strings.Join(after, " ")
+	}
+	return "[" + strings.TrimSpace(out) + "]"
 }
 
 // firstDiff returns the path of the first place where two JSON values

@@ -119,7 +119,9 @@ func TestDiffStep(t *testing.T) {
 		{"message missing", stepOutput{Result: `{}`, Server: []string{logBefore, updated}}, stepOutput{Result: `{}`, Server: []string{updated}}, "msgs 1/2", "missing: " + logAfter},
 		{"message extra", stepOutput{Result: `{}`}, stepOutput{Result: `{}`, Server: []string{updated}}, "msgs 1/0", "not in live: " + updated},
 		{"order", stepOutput{Result: `{}`, Server: []string{logAfter, updated}}, stepOutput{Result: `{}`, Server: []string{updated, logAfter}}, "order",
-			"want [notifications/message notifications/resources/updated], got [notifications/resources/updated notifications/message]"},
+			"want [| notifications/message notifications/resources/updated], got [| notifications/resources/updated notifications/message]"},
+		{"order and when", stepOutput{Result: `{}`, Server: []string{logBefore, updated}}, stepOutput{Result: `{}`, Server: []string{updated, logAfter}}, "order",
+			"want [notifications/message | notifications/resources/updated], got [| notifications/resources/updated notifications/message]"},
 		{"after the answer", stepOutput{Result: `{}`, Server: []string{logBefore}}, stepOutput{Result: `{}`, Server: []string{logAfter}}, "when", "live before the answer, here after it"},
 		{"both", stepOutput{Result: `1`, Server: []string{updated}}, stepOutput{Result: `2`}, "result+msgs 0/1", "$: want 1, got 2"},
 	}
