@@ -189,10 +189,16 @@ func match(want, got any, subset bool, b bindings) bool {
 		}
 		switch got.(type) {
 		case string, json.Number:
-			b[name] = got
-			return true
+		default:
+			return false
 		}
-		return false
+		for _, v := range b {
+			if match(v, got, false, bindings{}) {
+				return false // two names, two values
+			}
+		}
+		b[name] = got
+		return true
 	} else if esc {
 		return got == lit
 	}

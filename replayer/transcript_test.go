@@ -35,16 +35,23 @@ import (
 //	> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{...}}
 //	< {"jsonrpc":"2.0","id":1,"result":{...}}
 //
-// Two lines of the comment are directives: "transports:" names the front
-// ends the file runs on (default: all three), and "skip NAME: why" skips
-// one of them with why (a known bug, named). The transcript has one message
-// a line: "> " then what the client sends, "< " then what the server must
-// send, "<~ " then a part of what the server must send (an object needs only
-// the members written, at every depth: for a message whose other members
-// are not stable); lines starting with # and blank lines are for the
-// reader. A server line is compared with what came as a JSON value: the
-// order of members, spacing and the spelling of numbers (1.0, 1) do not
-// matter.
+// Lines of the comment that start so are directives: "transports:" names
+// the front ends the file runs on (default: all three), "skip NAME: why"
+// skips one of them with why (a known bug, named), and "options: strict"
+// replays with replayer.Options.Strict. Faults are scripted in the
+// cassette itself (an interaction with "when" or "fault").
+//
+// The transcript has one message a line: "> " then what the client sends,
+// "< " then what the server must send, "<~ " then a part of what the
+// server must send (an object needs only the members written, at every
+// depth: for a message whose other members are not stable, such as the
+// diff in a miss's data); lines starting with # and blank lines are for
+// the reader. A server line is compared with what came as a JSON value:
+// the order of members, spacing and the spelling of numbers (1.0, 1) do
+// not matter. Over HTTP, what the server sends is the JSON body of a POST's
+// answer (whatever its status), the data of each event of a POST's event
+// stream and of the GET stream; an event without data (a priming event, a
+// keep-alive) is none, and data that is not JSON fails.
 //
 // Ids the replay makes up (a server-to-client request's id is fresh, not the
 // recorded one) are named: a string "$name" in a server line matches
@@ -54,7 +61,9 @@ import (
 //	< {"jsonrpc":"2.0","id":"$roots","method":"roots/list"}
 //	> {"jsonrpc":"2.0","id":"$roots","result":{"roots":[]}}
 //
-// "$$" writes a literal string that starts with "$".
+// Two names never stand for the same value (so two server requests recorded
+// under one id must come under two), and "$$" writes a literal string that
+// starts with "$".
 //
 // Order. The server lines between two client lines are a block. Before it
 // sends a client line, the harness waits until every server line of the
@@ -72,7 +81,7 @@ import (
 // client line goes out once the server has sent the headers of the answer
 // to the one before.
 //
-// go test -run TestTranscripts -update rewrites the server lines of each
+// go test ./replayer -run TestTranscripts -update rewrites the server lines of each
 // file from what the replay sent on its first front end that is not
 // skipped: client lines, comments and order stay; a placeholder stays
 // where the old line had one, and a "<~" line keeps only its members. To
@@ -129,7 +138,16 @@ type transcript struct {
 	cassette   *cassettes.Cassette
 	transports []string
 	skips      map[string]string // transport → why
+	strict     bool              // "options: strict": replayer.Options.Strict
 	steps      []step
+	wait       time.Duration // bounds the wait for a line; 0 means lineWait
+}
+
+func (tr *transcript) lineWait() time.Duration {
+	if tr.wait > 0 {
+		return tr.wait
+	}
+	return lineWait
 }
 
 // step is one message line of a transcript.
@@ -157,6 +175,11 @@ func loadTranscript(path string) (*transcript, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTranscript(path, data)
+}
+
+func parseTranscript(path string, data []byte) (*transcript, error) {
+	var err error
 	tr := &transcript{path: path, file: parseTxtar(data), section: -1, transports: transcriptTransports, skips: map[string]string{}}
 	for _, line := range strings.Split(string(tr.file.comment), "\n") {
 		if list, ok := strings.CutPrefix(line, "transports:"); ok {
@@ -165,6 +188,14 @@ func loadTranscript(path string) (*transcript, error) {
 				if !slices.Contains(transcriptTransports, name) {
 					return nil, fmt.Errorf("%s: transports: unknown %q (want some of %v)", path, name, transcriptTransports)
 				}
+			}
+		}
+		if list, ok := strings.CutPrefix(line, "options:"); ok {
+			for _, o := range strings.Fields(list) {
+				if o != "strict" {
+					return nil, fmt.Errorf("%s: options: unknown %q (want strict)", path, o)
+				}
+				tr.strict = true
 			}
 		}
 		if rest, ok := strings.CutPrefix(line, "skip "); ok {
@@ -244,12 +275,12 @@ func (tr *transcript) blocks() (expect [][]step, then []*step) {
 
 // replay runs the transcript on one front end. With got set (-update) it
 // does not compare: it collects what came in each block.
-func (tr *transcript) replay(t *testing.T, transport string, got *[][]arrival) {
+func (tr *transcript) replay(t testing.TB, transport string, got *[][]arrival) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	where := func(line int) string { return fmt.Sprintf("%s:%d: %s", tr.path, line, transport) }
 	box := newInbox()
-	conn := dial(t, transport, tr.cassette, box)
+	conn := dial(t, transport, tr.cassette, tr.strict, box)
 	b := bindings{}
 	expect, then := tr.blocks()
 	last := 0
@@ -262,18 +293,18 @@ func (tr *transcript) replay(t *testing.T, transport string, got *[][]arrival) {
 		if len(expect[k]) > 0 {
 			last = expect[k][len(expect[k])-1].line
 		}
-		if got == nil {
-			tr.noExtra(t, box, transport, last, "before the next client line")
-		}
 		s := then[k]
 		if s == nil {
 			break
+		}
+		if got == nil {
+			tr.noExtra(t, box, transport, last, "before the next client line")
 		}
 		v, err := substitute(s.value, b)
 		if err != nil {
 			t.Fatalf("%s: %v", where(s.line), err)
 		}
-		lctx, lcancel := context.WithTimeout(ctx, lineWait)
+		lctx, lcancel := context.WithTimeout(ctx, tr.lineWait())
 		err = conn.send(lctx, s.line, []byte(encodeJSON(v)))
 		lcancel()
 		if err != nil {
@@ -281,7 +312,7 @@ func (tr *transcript) replay(t *testing.T, transport string, got *[][]arrival) {
 		}
 		last = s.line
 	}
-	hctx, hcancel := context.WithTimeout(ctx, lineWait)
+	hctx, hcancel := context.WithTimeout(ctx, tr.lineWait())
 	defer hcancel()
 	if err := conn.hangUp(hctx); err != nil {
 		t.Errorf("%s: hanging up after the last line: %v", where(last), err)
@@ -298,14 +329,14 @@ func (tr *transcript) replay(t *testing.T, transport string, got *[][]arrival) {
 
 // await waits for the server lines of one block. after is the line the
 // block follows, for messages.
-func (tr *transcript) await(t *testing.T, ctx context.Context, box *inbox, transport string, block []step, b bindings, after int) {
+func (tr *transcript) await(t testing.TB, ctx context.Context, box *inbox, transport string, block []step, b bindings, after int) {
 	t.Helper()
 	oneStream := transport != "http"
 	matched := make([]bool, len(block))
 	done := 0
 	lastOn := map[string]int{} // stream → index in block of its last message, +1
 	for done < len(block) {
-		lctx, cancel := context.WithTimeout(ctx, lineWait)
+		lctx, cancel := context.WithTimeout(ctx, tr.lineWait())
 		a, err := box.next(lctx)
 		cancel()
 		if err != nil {
@@ -365,7 +396,7 @@ func (tr *transcript) await(t *testing.T, ctx context.Context, box *inbox, trans
 }
 
 // noExtra fails when the server sent something no line expects.
-func (tr *transcript) noExtra(t *testing.T, box *inbox, transport string, after int, when string) {
+func (tr *transcript) noExtra(t testing.TB, box *inbox, transport string, after int, when string) {
 	t.Helper()
 	a, ok, err := box.poll()
 	if err != nil {
@@ -379,7 +410,7 @@ func (tr *transcript) noExtra(t *testing.T, box *inbox, transport string, after 
 // collect is await for -update: what came for one block, binding the
 // placeholders of its old lines, once as many messages as it had have come
 // (or lineWait has passed) and the replay has been quiet for updateQuiet.
-func collect(t *testing.T, ctx context.Context, box *inbox, block []step, b bindings) []arrival {
+func collect(t testing.TB, ctx context.Context, box *inbox, block []step, b bindings) []arrival {
 	t.Helper()
 	var got []arrival
 	wait := lineWait
@@ -406,7 +437,7 @@ func collect(t *testing.T, ctx context.Context, box *inbox, block []step, b bind
 }
 
 // update rewrites the file's server lines from a replay.
-func (tr *transcript) update(t *testing.T) {
+func (tr *transcript) update(t testing.TB) {
 	transport := ""
 	for _, name := range tr.transports {
 		if tr.skips[name] == "" {

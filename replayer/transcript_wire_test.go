@@ -105,10 +105,10 @@ type clientConn interface {
 }
 
 // dial opens a session on the named front end.
-func dial(t *testing.T, transport string, c *cassettes.Cassette, box *inbox) clientConn {
+func dial(t testing.TB, transport string, c *cassettes.Cassette, strict bool, box *inbox) clientConn {
 	t.Helper()
 	newEngine := func() *replayer.Engine {
-		e, err := replayer.New(c, nil)
+		e, err := replayer.New(c, &replayer.Options{Strict: strict})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func dial(t *testing.T, transport string, c *cassettes.Cassette, box *inbox) cli
 		})
 		return hc
 	case "in-memory":
-		s := mcpmocktest.NewServerFromCassette(t, c, &mcpmocktest.Options{AllowMisses: true})
+		s := mcpmocktest.NewServerFromCassette(t, c, &mcpmocktest.Options{AllowMisses: true, Strict: strict})
 		r, w := s.Conn()
 		return startLines(box, "stdout", w, r)
 	}
@@ -141,7 +141,7 @@ func dial(t *testing.T, transport string, c *cassettes.Cassette, box *inbox) cli
 
 // dialStdio serves e over a pair of OS pipes, as a stdio server process
 // would be.
-func dialStdio(t *testing.T, e *replayer.Engine, box *inbox) clientConn {
+func dialStdio(t testing.TB, e *replayer.Engine, box *inbox) clientConn {
 	t.Helper()
 	serverR, clientW, err := os.Pipe()
 	if err != nil {
