@@ -1,10 +1,12 @@
 package replayer_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,12 @@ func TestTranscriptHarnessFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// And a call that logs before its answer.
+	cause = bytes.Replace(cause, []byte(`"interactions": [`), []byte(`"interactions": [
+  {"from": "client", "atMs": 0,
+   "request": {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "work", "arguments": {}}},
+   "exchange": [{"from": "server", "atMs": 1, "message": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}}],
+   "response": {"from": "server", "atMs": 2, "message": {"jsonrpc": "2.0", "id": 9, "result": {"content": []}}}},`), 1)
 	const (
 		initialize = `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}
 <~ {"jsonrpc":"2.0","id":1}
@@ -32,8 +40,9 @@ func TestTranscriptHarnessFails(t *testing.T) {
 	here := func(line string) string { return strings.TrimSuffix(line, "\n") + " # here\n" }
 	tests := []struct {
 		name, lines string
-		// want matches the failure; the line it names is the one
-		// marked "# here" in lines.
+		// want matches the failure, which names a line marked
+		// "# here" (one of them: an extra message is seen before the
+		// next client line or while the next line is awaited).
 		want string
 	}{
 		{"a different value", initialize + ping + here(`< {"jsonrpc":"2.0","id":"p","result":{"x":1}}`),
@@ -42,8 +51,14 @@ func TestTranscriptHarnessFails(t *testing.T) {
 			`did not send what the transcript expects`},
 		{"a message after the last line", initialize + here(ping),
 			`after the last line, the server sent`},
-		{"a message before the next client line", initialize + initialized + here(listChanged) + ping + `< {"jsonrpc":"2.0","id":"p","result":{}}`,
-			`before the next client line, the server sent|does not expect here`},
+		// The answer that follows the log is in flight when the log has
+		// come: seen before the ping goes out, or before its answer, or
+		// (when the ping's answer overtakes it) after the last line.
+		{"a message before the next client line", initialize +
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{}}}` + "\n" +
+			here(`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}`) +
+			ping + here(`< {"jsonrpc":"2.0","id":"p","result":{}}`),
+			`before the next client line, the server sent|does not expect here|after the last line, the server sent`},
 		{"the wrong order on one stream", initialize + initialized + here(ready) + listChanged,
 			`does not expect here`},
 		{"a name nothing bound", initialize + here(`> {"jsonrpc":"2.0","id":"$nope","result":{}}`),
@@ -54,10 +69,10 @@ func TestTranscriptHarnessFails(t *testing.T) {
 			t.Parallel()
 			var text strings.Builder
 			fmt.Fprintf(&text, "A broken transcript.\n-- cassette.json --\n%s-- transcript --\n", cause)
-			marked := 0
+			var marked []int
 			for i, line := range strings.Split(strings.TrimSuffix(tt.lines, "\n"), "\n") {
 				if l, ok := strings.CutSuffix(line, " # here"); ok {
-					line, marked = l, i
+					line, marked = l, append(marked, i)
 				}
 				text.WriteString(line + "\n")
 			}
@@ -65,8 +80,9 @@ func TestTranscriptHarnessFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr.wait = time.Second
-			hereLine := tr.file.sections[tr.section].line + marked
+			if strings.Contains(tt.name, "never comes") {
+				tr.wait = 500 * time.Millisecond // the deadline is the test
+			}
 			for _, transport := range transcriptTransports {
 				t.Run(transport, func(t *testing.T) {
 					f := &failures{TB: t}
@@ -83,8 +99,12 @@ func TestTranscriptHarnessFails(t *testing.T) {
 					if !regexp.MustCompile(tt.want).MatchString(got) {
 						t.Errorf("the failure does not match %q:\n%s", tt.want, got)
 					}
-					if where := fmt.Sprintf("broken.txtar:%d: %s:", hereLine, transport); !strings.Contains(got, where) {
-						t.Errorf("the failure does not name %q:\n%s", where, got)
+					var where []string
+					for _, i := range marked {
+						where = append(where, fmt.Sprintf("broken.txtar:%d: %s:", tr.file.sections[tr.section].line+i, transport))
+					}
+					if !slices.ContainsFunc(where, func(w string) bool { return strings.Contains(got, w) }) {
+						t.Errorf("the failure names none of %q:\n%s", where, got)
 					}
 				})
 			}

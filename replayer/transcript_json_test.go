@@ -178,6 +178,40 @@ func placeholder(v any) (name, lit string, isPlaceholder, isEscape bool) {
 	return s[1:], "", len(s) > 1, false
 }
 
+// matchLine reports whether a server message got is the one a server line
+// describes: as match, but the responses of a batch may come in any order
+// (JSON-RPC 2.0: the client matches them by id).
+func matchLine(want, got any, subset bool, b bindings) bool {
+	w, ok := want.([]any)
+	g, ok2 := got.([]any)
+	if !ok || !ok2 || len(w) != len(g) {
+		return match(want, got, subset, b)
+	}
+	return batchOrder(w, g, subset, b) != nil
+}
+
+// batchOrder returns got's elements in the order of want's that they match
+// (each used once), binding placeholders in b; nil when there is none.
+func batchOrder(want, got []any, subset bool, b bindings) []any {
+	if len(want) == 0 {
+		return []any{}
+	}
+	for i, g := range got {
+		try := b.clone()
+		if !match(want[0], g, subset, try) {
+			continue
+		}
+		rest := append(append([]any(nil), got[:i]...), got[i+1:]...)
+		if tail := batchOrder(want[1:], rest, subset, try); tail != nil {
+			for k, v := range try {
+				b[k] = v
+			}
+			return append([]any{g}, tail...)
+		}
+	}
+	return nil
+}
+
 // match reports whether got is the value want describes, binding want's
 // unbound placeholders in b (which it changes only when got matches a
 // placeholder: callers try a clone). With subset, objects of want need only
@@ -273,6 +307,19 @@ func substitute(v any, b bindings) (any, error) {
 		return a, nil
 	}
 	return v, nil
+}
+
+// restoreLine is got written as a server line for -update (see restore);
+// a batch keeps the order of the old line where its elements still match.
+func restoreLine(want, got any, subset bool, b bindings) any {
+	if w, ok := want.([]any); ok {
+		if g, ok := got.([]any); ok && len(w) == len(g) {
+			if ordered := batchOrder(w, g, subset, b.clone()); ordered != nil {
+				got = ordered
+			}
+		}
+	}
+	return restore(want, got, subset, b)
 }
 
 // restore is got written as a server line for -update: where the old line

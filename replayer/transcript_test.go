@@ -48,7 +48,8 @@ import (
 // diff in a miss's data); lines starting with # and blank lines are for
 // the reader. A server line is compared with what came as a JSON value:
 // the order of members, spacing and the spelling of numbers (1.0, 1) do
-// not matter. Over HTTP, what the server sends is the JSON body of a POST's
+// not matter, nor the order of the responses in a batch answer (JSON-RPC
+// 2.0 leaves it free). Over HTTP, what the server sends is the JSON body of a POST's
 // answer (whatever its status), the data of each event of a POST's event
 // stream and of the GET stream; an event without data (a priming event, a
 // keep-alive) is none, and data that is not JSON fails.
@@ -81,9 +82,11 @@ import (
 // client line goes out once the server has sent the headers of the answer
 // to the one before.
 //
-// go test ./replayer -run TestTranscripts -update rewrites the server lines of each
-// file from what the replay sent on its first front end that is not
-// skipped: client lines, comments and order stay; a placeholder stays
+// go test ./replayer -run TestTranscripts -update rewrites the server
+// lines of each file from what the replay sent on its first front end
+// other than HTTP (whose streams do not give one order), or HTTP for a
+// file of HTTP only; a file whose front end is skipped for a bug is left
+// as it is. Client lines, comments and order stay; a placeholder stays
 // where the old line had one, and a "<~" line keeps only its members. To
 // catch what comes without a line waiting for it, -update waits after each
 // client line until the replay has been quiet for updateQuiet, so it is
@@ -363,7 +366,7 @@ func (tr *transcript) await(t testing.TB, ctx context.Context, box *inbox, trans
 				continue
 			}
 			try := b.clone()
-			if match(block[i].value, got, block[i].subset, try) {
+			if matchLine(block[i].value, got, block[i].subset, try) {
 				hit = i
 				for k, v := range try {
 					b[k] = v
@@ -429,7 +432,7 @@ func collect(t testing.TB, ctx context.Context, box *inbox, block []step, b bind
 		}
 		if i := len(got); i < len(block) {
 			if v, err := decodeJSON(a.data); err == nil {
-				restore(block[i].value, v, block[i].subset, b)
+				restoreLine(block[i].value, v, block[i].subset, b)
 			}
 		}
 		got = append(got, a)
@@ -438,15 +441,19 @@ func collect(t testing.TB, ctx context.Context, box *inbox, block []step, b bind
 
 // update rewrites the file's server lines from a replay.
 func (tr *transcript) update(t testing.TB) {
+	// One stream gives the order of the transcript; the streams of HTTP
+	// only their own. A known bug's skip leaves the file alone.
 	transport := ""
 	for _, name := range tr.transports {
-		if tr.skips[name] == "" {
-			transport = name
-			break
+		if name == "http" && len(tr.transports) > 1 {
+			continue
 		}
-	}
-	if transport == "" {
-		t.Fatalf("%s: every transport is skipped: nothing to update from", tr.path)
+		if why := tr.skips[name]; why != "" {
+			t.Logf("%s: not updated: %s skipped: %s", tr.path, name, why)
+			return
+		}
+		transport = name
+		break
 	}
 	var got [][]arrival
 	tr.replay(t, transport, &got)
@@ -463,7 +470,7 @@ func (tr *transcript) update(t testing.TB) {
 			prefix := "< "
 			if i < len(expect[k]) {
 				old := expect[k][i]
-				v = restore(old.value, v, old.subset, b)
+				v = restoreLine(old.value, v, old.subset, b)
 				if old.subset {
 					prefix = "<~ "
 				}
