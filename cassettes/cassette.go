@@ -118,9 +118,15 @@ type Interaction struct {
 	Raw          *string         `json:"raw,omitempty"`
 	// Batch is a number shared by the messages that arrived in one JSON-RPC
 	// batch (2025-03-26); 0 for a message sent alone.
-	Batch    int       `json:"batch,omitempty"`
-	Exchange []Message `json:"exchange,omitempty"`
-	Response *Message  `json:"response,omitempty"`
+	Batch int `json:"batch,omitempty"`
+	// BeforeResponse marks a server message of its own (a notification,
+	// a request or a raw line) that came while the client request recorded
+	// last before it still awaited its response: replay sends it before
+	// that response, where without it (or without a time offset that
+	// says so) it follows the response.
+	BeforeResponse bool      `json:"beforeResponse,omitempty"`
+	Exchange       []Message `json:"exchange,omitempty"`
+	Response       *Message  `json:"response,omitempty"`
 	// Match configures matching for this interaction (package matcher).
 	Match json.RawMessage `json:"match,omitempty"`
 	// Times limits how often the interaction answers in replay: 0 means the

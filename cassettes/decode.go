@@ -71,6 +71,8 @@ func decodeInteraction(raw []byte) (Interaction, error) {
 			in.Match = rawOrNil(v)
 		case "times":
 			in.Times, err = integer(v)
+		case "beforeResponse":
+			in.BeforeResponse, err = boolean(v)
 		// Decoded through a variable of their own, so that in is not
 		// moved to the heap for every interaction.
 		case "http":
@@ -169,6 +171,16 @@ func millis(v []byte) (Millis, error) {
 		return 0, fmt.Errorf("want a number, not %.20s", v)
 	}
 	return Millis(f), nil
+}
+
+func boolean(v []byte) (bool, error) {
+	switch string(bytes.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false, not %.20s", v)
 }
 
 func integer(v []byte) (int, error) {
@@ -646,9 +658,14 @@ func (l *loader) interaction(in *Interaction, b []byte, i int) (int, bool) {
 		if !ok {
 			return e, false
 		}
-		if string(key) == "times" {
+		switch string(key) {
+		case "times":
 			var err error
 			in.Times, err = integer(v)
+			return e, err == nil
+		case "beforeResponse":
+			var err error
+			in.BeforeResponse, err = boolean(v)
 			return e, err == nil
 		}
 		return e, head(key, v, &in.From, &in.AtMs, &in.Raw, &in.Batch)

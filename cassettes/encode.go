@@ -180,6 +180,9 @@ func appendFlat(dst []byte, in *Interaction) ([]byte, error) {
 	if in.Batch != 0 {
 		dst = strconv.AppendInt(append(dst, `,"batch":`...), int64(in.Batch), 10)
 	}
+	if in.BeforeResponse {
+		dst = append(dst, `,"beforeResponse":true`...)
+	}
 	if len(in.Exchange) > 0 {
 		dst = append(dst, `,"exchange":[`...)
 		for i := range in.Exchange {
@@ -352,7 +355,11 @@ func (e *IncrementalEncoder) fingerprint(in *Interaction) uint64 {
 	if in.Raw != nil {
 		str(*in.Raw)
 	}
-	w(uint64(in.Batch), uint64(in.Times), uint64(len(in.Exchange)))
+	before := uint64(0)
+	if in.BeforeResponse {
+		before = 1
+	}
+	w(uint64(in.Batch), uint64(in.Times), before, uint64(len(in.Exchange)))
 	msg := func(m *Message) {
 		if m == nil {
 			w(1)

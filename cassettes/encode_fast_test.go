@@ -61,6 +61,7 @@ func TestAppendInteractionIsEncodingJSON(t *testing.T) {
 		case 1:
 			in.Notification = msg()
 			in.Batch = rng.IntN(3)
+			in.BeforeResponse = rng.IntN(2) == 0
 		default:
 			r := raws[rng.IntN(len(raws))]
 			in.Raw = &r
@@ -119,7 +120,7 @@ func TestAppendFlatKnowsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"from", "atMs", "request", "notification", "raw", "batch", "exchange", "response", "match", "times", "http", "when", "fault"},
+	if diff := cmp.Diff([]string{"from", "atMs", "request", "notification", "raw", "batch", "beforeResponse", "exchange", "response", "match", "times", "http", "when", "fault"},
 		names(reflect.TypeFor[Interaction]())); diff != "" {
 		t.Errorf("Interaction's fields changed: teach appendFlat (-known +now):\n%s", diff)
 	}

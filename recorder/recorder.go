@@ -767,6 +767,10 @@ type builder struct {
 	hint       int
 	noOwner    bool
 	listenSeen bool
+	// asked is the client request recorded last, while it is the last
+	// client message; -1 otherwise. A server message of its own that comes
+	// before its response is marked so (ownMessage).
+	asked int
 	// exchanges maps an HTTP exchange number to what its client messages
 	// opened; exchangeOrder is the exchanges in the order they came, for
 	// evict to forget those whose interactions are all gone.
@@ -802,7 +806,7 @@ const pauseEvery = 1024
 func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
 	return &builder{c: c, log: log, serverReqs: map[jsonrpc.ID]int{},
 		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{},
-		landed: -1, hint: -1, exchanges: map[uint64]*exchange{}}
+		landed: -1, hint: -1, asked: -1, exchanges: map[uint64]*exchange{}}
 }
 
 // at returns interaction i (counted from the start of the cassette), which
@@ -928,8 +932,23 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 		b.landed = idx
 		return
 	}
-	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
+	if from == cassettes.FromClient {
+		b.asked = -1
+	}
+	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Raw: &s})
+}
+
+// ownMessage adds an interaction of its own; one of the server that comes
+// while the last client message, a request, awaits its response is marked
+// BeforeResponse, so that replay keeps it before that response whether or
+// not the cassette keeps time offsets.
+func (b *builder) ownMessage(in cassettes.Interaction) int {
+	if in.From == cassettes.FromServer && b.asked >= b.base && b.at(b.asked).Response == nil {
+		in.BeforeResponse = true
+	}
+	b.c.Interactions = append(b.c.Interactions, in)
 	b.landed = b.base + len(b.c.Interactions) - 1
+	return b.landed
 }
 
 func dirOf(from cassettes.Direction) string {
@@ -947,6 +966,9 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 	}
 	b.messages++
 	raw = json.RawMessage(msg.Raw)
+	if from == cassettes.FromClient {
+		b.asked = -1 // request sets it
+	}
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
 		return b.request(from, msg, raw, at, batch)
@@ -968,7 +990,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		idx := b.base + len(b.c.Interactions)
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)
-		b.landed = idx
+		b.landed, b.asked = idx, idx
 		if tok := progressTokenKey(msg.Params); tok != "" {
 			b.tokens[tok] = idx
 			b.tokenOrder.push(tokenAt{tok, idx})
@@ -987,11 +1009,9 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		b.landed = owner
 		return false
 	}
-	idx := b.base + len(b.c.Interactions)
-	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
+	idx := b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 	b.serverReqs[msg.ID] = idx
 	b.topLevel[msg.ID] = true
-	b.landed = idx
 	return false
 }
 
@@ -1030,8 +1050,7 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 		b.landed = owner
 		return
 	}
-	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
-	b.landed = b.base + len(b.c.Interactions) - 1
+	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
 }
 
 // isStateChange reports notifications about the server's state rather than
@@ -1085,8 +1104,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 // as raw text in its place.
 func (b *builder) rawMessage(from cassettes.Direction, raw json.RawMessage, at cassettes.Millis) {
 	s := string(raw)
-	b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Raw: &s})
-	b.landed = b.base + len(b.c.Interactions) - 1
+	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Raw: &s})
 }
 
 // latency is the time from the request that opened in to a response at.

@@ -197,6 +197,9 @@ type followup struct {
 	request bool             // a server-to-client request: gets a fresh id
 	batch   int              // the recorded server batch it came in (Step.Batch)
 	at      cassettes.Millis // its recorded offset
+	// before says it came before the response of the request it follows
+	// (Interaction.BeforeResponse).
+	before bool
 	// For a request: its method, the client's recorded reply (nil when
 	// none was recorded) and its cassette position.
 	method string
@@ -282,7 +285,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				anchor = a
 			}
 		case in.From == cassettes.FromServer && in.Request != nil:
-			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, index: i}
+			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, index: i}
 			if m, err := jsonrpc.Parse(in.Request); err == nil {
 				f.method = m.Method
 			}
@@ -291,10 +294,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			follow(f)
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, index: i})
+			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, index: i})
 		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
 			// (A line that is no message is not sent: echo.go.)
-			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, index: i})
+			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, index: i})
 		}
 	}
 	e.findNoMessages(c)

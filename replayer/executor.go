@@ -152,7 +152,12 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 				continue
 			}
 			if st.Notify {
-				s.publish(st.Message)
+				// Where the client listens (Streamable HTTP: the GET
+				// stream), in its place among the plan's messages.
+				s.publishTo(st.Message, func(raw []byte) {
+					e.logSend(raw, 0, "")
+					out.send(outMessage{raw: raw, later: true})
+				})
 				continue
 			}
 			var out2 [2]outMessage

@@ -174,9 +174,13 @@ type httpSession struct {
 	// POST (no GET stream, no resumption).
 	ephemeral bool
 
-	mu       sync.Mutex // guards queue, streamed, stream and ended
-	queue    [][]byte   // messages waiting for the stream
-	streamed bool       // a GET stream is open
+	mu    sync.Mutex // guards queue, pushed, written, flushed, streamed, stream and ended
+	queue [][]byte   // messages waiting for the stream
+	// pushed and written count the messages queued for the stream and
+	// written to it; flushed is closed (and replaced) at each write.
+	pushed, written uint64
+	flushed         chan struct{}
+	streamed        bool // a GET stream is open
 	// The GET stream's events, for Last-Event-ID (http_resume.go).
 	stream streamLog
 	posts  postStreams // the POST streams kept for Last-Event-ID (http_resume.go)
@@ -241,16 +245,67 @@ func (hs *httpSession) end() {
 var errSessionEnded = errors.New("session ended")
 
 // push queues a message for the session's stream.
-func (hs *httpSession) push(msg []byte) {
+func (hs *httpSession) push(msg []byte) { hs.enqueue(msg) }
+
+// enqueue queues a message for the session's stream and returns its
+// number, 0 when it was dropped (the queue is full).
+func (hs *httpSession) enqueue(msg []byte) uint64 {
+	var n uint64
 	hs.mu.Lock()
 	if len(hs.queue) < maxQueued {
 		hs.queue = append(hs.queue, msg)
+		hs.pushed++
+		n = hs.pushed
 	}
 	hs.mu.Unlock()
 	select {
 	case hs.wake <- struct{}{}:
 	default:
 	}
+	return n
+}
+
+// flushWait bounds how long pushWritten waits for the stream.
+const flushWait = time.Second
+
+// pushWritten queues a message for the session's stream and, while a GET
+// stream is open, waits (at most flushWait) until it is written: a server
+// message that came before a POST's response, live, then reaches the
+// client before the response, as the two streams are two connections.
+func (hs *httpSession) pushWritten(msg []byte) {
+	n := hs.enqueue(msg)
+	t := time.NewTimer(flushWait)
+	defer t.Stop()
+	for n > 0 {
+		hs.mu.Lock()
+		done, flushed := !hs.streamed || hs.written >= n || hs.ended, hs.flushed
+		if flushed == nil {
+			hs.flushed = make(chan struct{})
+			flushed = hs.flushed
+		}
+		hs.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-flushed:
+		case <-t.C:
+			return
+		case <-hs.done:
+			return
+		}
+	}
+}
+
+// wrote notes that the stream wrote a message.
+func (hs *httpSession) wrote() {
+	hs.mu.Lock()
+	hs.written++
+	if hs.flushed != nil {
+		close(hs.flushed)
+		hs.flushed = nil
+	}
+	hs.mu.Unlock()
 }
 
 func (hs *httpSession) take() [][]byte {
@@ -279,6 +334,7 @@ func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter
 			if err != nil {
 				return
 			}
+			hs.wrote()
 		}
 		select {
 		case <-hs.wake:
@@ -570,6 +626,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 		}
 	}
 	post := postOutlet{later: hs.laterOutlet(), start: start}
+	if post.later != nil {
+		post.early = hs.pushWritten
+	}
 	if hs != nil && !hs.sse && batchesAllowed(r) {
 		post.join = true // recorded server batches go as one event (protocol_batch.go)
 	}
@@ -708,6 +767,10 @@ type postOutlet struct {
 	start   time.Time
 	deliver func(msg []byte, response bool) error // the POST's answer
 	later   func([]byte)                          // the GET stream; nil drops
+	// early, when set, takes what goes on the GET stream before the
+	// answer (pushWritten); answered says the answer went.
+	early    func([]byte)
+	answered bool
 	// join and withResponse say how recorded server batches go; detached
 	// marks a resumable stream, which goes on when the client goes away.
 	join, withResponse, detached bool
@@ -720,13 +783,18 @@ type postOutlet struct {
 }
 
 func (o *postOutlet) send(m outMessage) error {
-	if m.later {
+	switch {
+	case m.later && !o.answered && o.early != nil:
+		o.early(m.raw)
+	case m.later:
 		if o.later != nil {
 			o.later(m.raw)
 		}
-		return nil
+	default:
+		o.answered = o.answered || m.response
+		return o.deliver(m.raw, m.response)
 	}
-	return o.deliver(m.raw, m.response)
+	return nil
 }
 
 func (o *postOutlet) end(*Step) { o.aborted = true }

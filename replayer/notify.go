@@ -135,7 +135,12 @@ func notification(method string, params json.RawMessage) []byte {
 // subscription id), or else, outside the 2026-07-28 era, to its outlets.
 // A list change is dropped when the recorded server did not declare it,
 // and counts as a change of the list either way.
-func (s *Session) publish(raw []byte) bool {
+func (s *Session) publish(raw []byte) bool { return s.publishTo(raw, nil) }
+
+// publishTo is publish with the session's outlets replaced by send, when
+// not nil: the outlet of the plan that sends the notification, which keeps
+// its place among the plan's messages.
+func (s *Session) publishTo(raw []byte, send func([]byte)) bool {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
 		return false
@@ -176,6 +181,10 @@ func (s *Session) publish(raw []byte) bool {
 			}
 		}
 		return sent
+	}
+	if send != nil {
+		send(raw)
+		return true
 	}
 	for _, send := range sinks {
 		send(raw)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,3 +122,63 @@ func TestServerMessagesOfNoRequestGoOnTheGETStream(t *testing.T) {
 		t.Errorf("the GET stream carried %v, want %s", got, want)
 	}
 }
+
+// TestGETStreamMessageIsWrittenBeforeTheResponse: over Streamable HTTP, a
+// server message recorded before a call's response goes on the GET stream,
+// and the POST's answer is written only once the GET stream has written
+// it: the client, reading two connections, sees them in the recorded order.
+func TestGETStreamMessageIsWrittenBeforeTheResponse(t *testing.T) {
+	c, err := cassettes.Parse("touch.json", []byte(touchCassette))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.Handler(nil)
+	var mu sync.Mutex
+	var writes []string // what each write carried, in the order written
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&notingWriter{ResponseWriter: w, note: func(b []byte) {
+			mu.Lock()
+			writes = append(writes, r.Method+" "+touchLabel(string(b)))
+			mu.Unlock()
+		}}, r)
+	}))
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	hdr := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
+	mu.Lock()
+	defer mu.Unlock()
+	order := strings.Join(writes, "\n")
+	get, post := strings.Index(order, "GET resources/updated"), strings.Index(order, "POST response")
+	if get < 0 || post < 0 || get > post {
+		t.Errorf("writes in this order:\n%s\nwant the GET stream's resources/updated before the POST's response", order)
+	}
+}
+
+// notingWriter notes what each Write carries.
+type notingWriter struct {
+	http.ResponseWriter
+	note func([]byte)
+}
+
+func (w *notingWriter) Write(b []byte) (int, error) {
+	w.note(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *notingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

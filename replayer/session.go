@@ -461,8 +461,8 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 
 // followUps adds to steps, once per session, the server-initiated messages
 // recorded after r (and, with the first answer, those before any request):
-// those recorded before the response (respondedAt) go before it, the
-// others after the answer.
+// those that came before the response (marked so, or recorded at an
+// offset before respondedAt) go before it, the others after the answer.
 func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Millis) []Step {
 	pos := r.pos
 	var room [2]int
@@ -485,7 +485,7 @@ func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Mil
 	var before, after []Step
 	for _, fs := range fire {
 		for _, f := range fs {
-			if f.at > 0 && f.at < respondedAt {
+			if f.before || f.at > 0 && f.at < respondedAt {
 				before = s.followSteps(before, f)
 			} else {
 				after = s.followSteps(after, f)
