@@ -353,7 +353,8 @@ func serveMCPGoEverything(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 }
 
 // EverythingHTTPServer is a server-everything look-alike over Streamable
-// HTTP, stateful, at /mcp. Close stops the effects in progress; call it
+// HTTP, stateful, at /mcp; the go-sdk one keeps its events in memory, so
+// that its streams can be resumed. Close stops the effects in progress; call it
 // after closing the HTTP server that serves it.
 type EverythingHTTPServer struct {
 	http.Handler
@@ -370,7 +371,11 @@ func NewEverythingHTTP(kind string) (*EverythingHTTPServer, error) {
 	case GoSDKEverything:
 		streams := &openStreams{}
 		e := newGoSDKEverything(fx, streams)
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv }, &mcp.StreamableHTTPOptions{Logger: quiet})
+		// An event store, as server-everything has: streams carry event
+		// ids and can be resumed.
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv }, &mcp.StreamableHTTPOptions{
+			Logger: quiet, EventStore: mcp.NewMemoryEventStore(nil),
+		})
 		mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && sid != "" {
 				w = &firstWrite{ResponseWriter: w, f: func() { streams.opened(sid) }}
