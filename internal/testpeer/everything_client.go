@@ -62,10 +62,16 @@ func RunEverything(ctx context.Context, r io.ReadCloser, w io.WriteCloser, opts 
 	})
 }
 
-// RunEverythingHTTP is [RunEverything] over Streamable HTTP at url.
+// RunEverythingHTTP is [RunEverything] over Streamable HTTP at url. It
+// uses connections of its own and closes them when it is done.
 func RunEverythingHTTP(ctx context.Context, url string, opts EverythingOptions) (Wire, error) {
+	// A connection that the client dialled but never used (a dial that
+	// lost the race for a request) would hold up the server's
+	// http.Server.Shutdown for 5 seconds.
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
 	return runEverything(ctx, opts, func(l *wireLog) mcp.Transport {
-		return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: wiredRoundTripper{http.DefaultTransport, l}}}
+		return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: wiredRoundTripper{base, l}}}
 	})
 }
 
