@@ -33,22 +33,34 @@ type everythingRun struct {
 	stderr string
 }
 
-// everythingSession runs the everything script against p, over its stdio
-// or at url when url is not "", then ends p: by closing its stdin (stdio)
-// or with SIGTERM (HTTP), and waits for it to exit with status 0. A failed
-// script fails the test with what the client saw.
-func everythingSession(t *testing.T, p *proc, url string, opts testpeer.EverythingOptions) everythingRun {
+// everythingClient runs the everything script with one client library,
+// over stdio or Streamable HTTP.
+type everythingClient struct {
+	stdio func(ctx context.Context, r io.ReadCloser, w io.WriteCloser, opts testpeer.EverythingOptions) (testpeer.Wire, error)
+	http  func(ctx context.Context, url string, opts testpeer.EverythingOptions) (testpeer.Wire, error)
+}
+
+var (
+	goSDKEverythingClient = everythingClient{testpeer.RunEverything, testpeer.RunEverythingHTTP}
+	mcpgoEverythingClient = everythingClient{testpeer.RunEverythingMCPGo, testpeer.RunEverythingMCPGoHTTP}
+)
+
+// everythingSession runs the everything script with client against p, over
+// its stdio or at url when url is not "", then ends p: by closing its stdin
+// (stdio) or with SIGTERM (HTTP), and waits for it to exit with status 0. A
+// failed script fails the test with what the client saw.
+func everythingSession(t *testing.T, p *proc, url string, client everythingClient, opts testpeer.EverythingOptions) everythingRun {
 	t.Helper()
 	var w testpeer.Wire
 	var err error
 	if url == "" {
-		w, err = testpeer.RunEverything(testContext(t), p.stdout, p.stdin, opts)
+		w, err = client.stdio(testContext(t), p.stdout, p.stdin, opts)
 		p.stdin.Close()
 		if status := p.wait(t); status != 0 {
 			t.Errorf("mcpmock exited with %d", status)
 		}
 	} else {
-		w, err = testpeer.RunEverythingHTTP(testContext(t), url, opts)
+		w, err = client.http(testContext(t), url, opts)
 		if status := stopAndWait(t, p); status != 0 {
 			t.Errorf("mcpmock exited with %d after SIGTERM", status)
 		}
@@ -67,7 +79,7 @@ func recordEverything(t *testing.T, kind, over string) (string, everythingRun) {
 	path := tempCassette(t)
 	if over == "stdio" {
 		rec := start(t, append([]string{"record", "-c", path, "--keep-timing", "--"}, peerCommand(kind)...)...)
-		return path, everythingSession(t, rec, "", testpeer.EverythingOptions{})
+		return path, everythingSession(t, rec, "", goSDKEverythingClient, testpeer.EverythingOptions{})
 	}
 	h, err := testpeer.NewEverythingHTTP(kind)
 	if err != nil {
@@ -76,23 +88,24 @@ func recordEverything(t *testing.T, kind, over string) (string, everythingRun) {
 	up := httptest.NewServer(h)
 	t.Cleanup(func() { up.Close(); h.Close() })
 	rec, url := startListening(t, "record", "-c", path, "--keep-timing", "--upstream", up.URL+"/mcp", "--listen", "127.0.0.1:0")
-	return path, everythingSession(t, rec, url, testpeer.EverythingOptions{})
+	return path, everythingSession(t, rec, url, goSDKEverythingClient, testpeer.EverythingOptions{})
 }
 
 // replayEverything replays the cassette at path over stdio or HTTP to the
-// everything script.
-func replayEverything(t *testing.T, path, over string, opts testpeer.EverythingOptions) everythingRun {
+// everything script of client.
+func replayEverything(t *testing.T, path, over string, client everythingClient, opts testpeer.EverythingOptions) everythingRun {
 	t.Helper()
 	if over == "stdio" {
-		return everythingSession(t, start(t, "replay", "-c", path), "", opts)
+		return everythingSession(t, start(t, "replay", "-c", path), "", client, opts)
 	}
 	rep, url := startListening(t, "replay", "-c", path, "--listen", "127.0.0.1:0")
-	return everythingSession(t, rep, url, opts)
+	return everythingSession(t, rep, url, client, opts)
 }
 
 // TestCausalPeersRecordReplay: for each look-alike and transport pairing
-// (stdio and HTTP recordings, each replayed over stdio and HTTP), the
-// client sees in replay what it saw live, in the same order: the effects
+// (stdio and HTTP recordings with a go-sdk client, each replayed over
+// stdio and HTTP to a go-sdk and to an mcp-go client), the client sees in
+// replay what the go-sdk client saw live, in the same order: the effects
 // of notifications/initialized after it, the roots/list caused by
 // notifications/roots/list_changed after it, each log of the roots after
 // the client's reply; and the replay's summary has no miss and nothing
@@ -116,10 +129,18 @@ func TestCausalPeersRecordReplay(t *testing.T) {
 					t.Fatalf("live through the tap (-want +got):\n%s", diff)
 				}
 				ownInteraction := checkTouchRecorded(t, path, recordOver)
-				for _, replayOver := range []string{"stdio", "http"} {
-					t.Run("replay-"+replayOver, func(t *testing.T) {
+				for _, replay := range []struct {
+					over, client string
+					run          everythingClient
+				}{
+					{"stdio", "go-sdk", goSDKEverythingClient},
+					{"http", "go-sdk", goSDKEverythingClient},
+					{"stdio", "mcp-go", mcpgoEverythingClient},
+					{"http", "mcp-go", mcpgoEverythingClient},
+				} {
+					t.Run("replay-"+replay.over+"-to-"+replay.client, func(t *testing.T) {
 						t.Parallel()
-						rep := replayEverything(t, path, replayOver, testpeer.EverythingOptions{})
+						rep := replayEverything(t, path, replay.over, replay.run, testpeer.EverythingOptions{})
 						checkCleanSummary(t, rep.stderr)
 						checkReplayedWire(t, live.wire, rep.wire, false)
 						t.Run("call-order", func(t *testing.T) {
@@ -143,7 +164,7 @@ func TestCausalPeersRecordReplay(t *testing.T) {
 // (issue 19 item 3 was seen so).
 func TestCausalPeersRecordedLatency(t *testing.T) {
 	path, live := recordEverything(t, testpeer.GoSDKEverything, "stdio")
-	rep := everythingSession(t, start(t, "replay", "-c", path, "--latency", "recorded"), "", testpeer.EverythingOptions{})
+	rep := everythingSession(t, start(t, "replay", "-c", path, "--latency", "recorded"), "", goSDKEverythingClient, testpeer.EverythingOptions{})
 	checkCleanSummary(t, rep.stderr)
 	checkReplayedWire(t, live.wire, rep.wire, false)
 	t.Run("call-order", func(t *testing.T) {
@@ -246,7 +267,7 @@ func TestCausalPeersReplyMismatch(t *testing.T) {
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
 			t.Parallel()
-			rep := replayEverything(t, path, over, testpeer.EverythingOptions{Roots: 1})
+			rep := replayEverything(t, path, over, goSDKEverythingClient, testpeer.EverythingOptions{Roots: 1})
 			if n := strings.Count(rep.stderr, "the client's reply to the replayed roots/list differs from the recording"); n != 2 {
 				t.Errorf("%d reply mismatches of roots/list logged, want 2:\n%s", n, rep.stderr)
 			}

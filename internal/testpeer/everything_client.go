@@ -75,15 +75,25 @@ func RunEverythingHTTP(ctx context.Context, url string, opts EverythingOptions) 
 	})
 }
 
+// withDefaults is o with its zero fields set to their defaults.
+func (o EverythingOptions) withDefaults() EverythingOptions {
+	if o.Roots == 0 {
+		o.Roots = 2
+	}
+	if o.Wait == 0 {
+		o.Wait = 10 * time.Second
+	}
+	return o
+}
+
+// everythingClientName is the clientInfo name of the everything script's
+// clients, both libraries.
+const everythingClientName = "testpeer-everything-client"
+
 func runEverything(ctx context.Context, opts EverythingOptions, transport func(*wireLog) mcp.Transport) (Wire, error) {
-	if opts.Roots == 0 {
-		opts.Roots = 2
-	}
-	if opts.Wait == 0 {
-		opts.Wait = 10 * time.Second
-	}
+	opts = opts.withDefaults()
 	w := &wireLog{}
-	client := mcp.NewClient(&mcp.Implementation{Name: "testpeer-everything-client", Version: "1.0.0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: everythingClientName, Version: "1.0.0"}, nil)
 	for i := range opts.Roots {
 		client.AddRoots(root(i))
 	}
@@ -115,7 +125,7 @@ func runEverything(ctx context.Context, opts EverythingOptions, transport func(*
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolTouch}); err != nil {
 		return w.lines(), step("tools/call touch", err)
 	}
-	if err := step("resources/updated of touch", w.await(ctx, opts.Wait, "< notifications/resources/updated "+EverythingResourceURI, 1)); err != nil {
+	if err := step("resources/updated of touch", w.await(ctx, opts.Wait, touchedLine, 1)); err != nil {
 		return w.lines(), err
 	}
 	params := &mcp.CallToolParams{Name: ToolLongOperation, Arguments: map[string]any{"steps": longOperationSteps}}
@@ -123,10 +133,8 @@ func runEverything(ctx context.Context, opts EverythingOptions, transport func(*
 	if _, err := cs.CallTool(ctx, params); err != nil {
 		return w.lines(), step("tools/call long_operation", err)
 	}
-	for i := 1; i <= longOperationSteps; i++ {
-		if err := step("progress of long_operation", w.await(ctx, opts.Wait, progressLine(i, longOperationSteps), 1)); err != nil {
-			return w.lines(), err
-		}
+	if err := step("progress of long_operation", w.awaitProgress(ctx, opts.Wait)); err != nil {
+		return w.lines(), err
 	}
 	return w.lines(), step("close", cs.Close())
 }
@@ -143,6 +151,9 @@ func progressLine(i, n int) string {
 func root(i int) *mcp.Root {
 	return &mcp.Root{URI: "file:///workspace/root" + strconv.Itoa(i), Name: "root " + strconv.Itoa(i)}
 }
+
+// touchedLine is the Wire line of touch's resources/updated.
+const touchedLine = "< notifications/resources/updated " + EverythingResourceURI
 
 // rootsLog begins the Wire line of a log of the roots.
 const rootsLog = `< notifications/message "Roots updated`
@@ -177,6 +188,16 @@ func (l *wireLog) await(ctx context.Context, timeout time.Duration, prefix strin
 	err := l.changed.until(ctx, &l.mu, func() bool { return l.w.nth(prefix, n) >= 0 })
 	if err != nil {
 		return fmt.Errorf("no %q (number %d) within %v: %w", prefix, n, timeout, err)
+	}
+	return nil
+}
+
+// awaitProgress waits for every progress notification of long_operation.
+func (l *wireLog) awaitProgress(ctx context.Context, timeout time.Duration) error {
+	for i := 1; i <= longOperationSteps; i++ {
+		if err := l.await(ctx, timeout, progressLine(i, longOperationSteps), 1); err != nil {
+			return err
+		}
 	}
 	return nil
 }

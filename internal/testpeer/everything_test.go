@@ -14,19 +14,28 @@ import (
 // them, and a call's notifications before its result, every run the same.
 func TestEverythingLive(t *testing.T) {
 	for _, kind := range EverythingKinds {
-		for _, transport := range []string{"stdio", "http"} {
+		for _, transport := range []string{"stdio", "http", "stdio-mcpgo-client", "http-mcpgo-client"} {
 			t.Run(kind+"/"+transport, func(t *testing.T) {
 				t.Parallel()
+				if kind == MCPGoEverything && transport == "http-mcpgo-client" {
+					// 2 of 20 runs: the client's GET stream comes too
+					// early for the server, the client stops listening,
+					// and nothing the server sends on its own arrives.
+					t.Skip("mcp-go's client and server over Streamable HTTP: the effects of notifications/initialized sometimes never arrive")
+				}
 				var run func() (Wire, error)
 				switch transport {
-				case "stdio":
+				case "stdio", "stdio-mcpgo-client":
 					cr, sw := io.Pipe()
 					sr, cw := io.Pipe()
 					done := make(chan error, 1)
 					go func() { done <- Serve(t.Context(), kind, sr, sw) }()
 					t.Cleanup(func() { cw.Close(); <-done })
 					run = func() (Wire, error) { return RunEverything(t.Context(), cr, cw, EverythingOptions{}) }
-				case "http":
+					if transport == "stdio-mcpgo-client" {
+						run = func() (Wire, error) { return RunEverythingMCPGo(t.Context(), cr, cw, EverythingOptions{}) }
+					}
+				case "http", "http-mcpgo-client":
 					h, err := NewEverythingHTTP(kind)
 					if err != nil {
 						t.Fatal(err)
@@ -34,12 +43,15 @@ func TestEverythingLive(t *testing.T) {
 					s := httptest.NewServer(h)
 					t.Cleanup(func() { s.Close(); h.Close() })
 					run = func() (Wire, error) { return RunEverythingHTTP(t.Context(), s.URL+"/mcp", EverythingOptions{}) }
+					if transport == "http-mcpgo-client" {
+						run = func() (Wire, error) { return RunEverythingMCPGoHTTP(t.Context(), s.URL+"/mcp", EverythingOptions{}) }
+					}
 				}
 				w, err := run()
 				if err != nil {
 					t.Fatalf("%v; the wire:\n%s", err, w)
 				}
-				if kind == MCPGoEverything && transport == "http" {
+				if kind == MCPGoEverything && strings.HasPrefix(transport, "http") {
 					w = w.SortCalls()
 				}
 				if p := EverythingCauses(w); len(p) > 0 {
