@@ -82,6 +82,10 @@ func serve(ctx context.Context, kind string, r io.ReadCloser, w io.WriteCloser, 
 		return serveGoSDK(ctx, r, w, true, crash)
 	case MCPGo:
 		return serveMCPGo(ctx, r, w, crash)
+	case GoSDKEverything: // everything.go
+		return serveGoSDKEverything(ctx, r, w)
+	case MCPGoEverything:
+		return serveMCPGoEverything(ctx, r, w)
 	default:
 		return fmt.Errorf("testpeer: unknown server kind %q (want one of %q)", kind, Kinds)
 	}
