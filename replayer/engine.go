@@ -198,8 +198,9 @@ type followup struct {
 	batch   int              // the recorded server batch it came in (Step.Batch)
 	at      cassettes.Millis // its recorded offset
 	// before says it came before the response of the request it follows
-	// (Interaction.BeforeResponse).
-	before bool
+	// (Interaction.BeforeResponse); get, that it came on the GET stream
+	// (or a listen stream) of Streamable HTTP.
+	before, get bool
 	// For a request: its method, the client's recorded reply (nil when
 	// none was recorded) and its cassette position.
 	method string
@@ -285,7 +286,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				anchor = a
 			}
 		case in.From == cassettes.FromServer && in.Request != nil:
-			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, index: i}
+			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i}
 			if m, err := jsonrpc.Parse(in.Request); err == nil {
 				f.method = m.Method
 			}
@@ -294,10 +295,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			follow(f)
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, index: i})
+			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i})
 		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
 			// (A line that is no message is not sent: echo.go.)
-			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, index: i})
+			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i})
 		}
 	}
 	e.findNoMessages(c)
@@ -307,6 +308,12 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	e.live = map[*Session]int{}
 	e.prepareProtocol()
 	return e, nil
+}
+
+// onStream reports whether a server message of its own came on a stream
+// outside any request (the GET stream, a listen stream).
+func onStream(in *cassettes.Interaction) bool {
+	return in.HTTP != nil && in.HTTP.Stream != ""
 }
 
 func isResult(raw json.RawMessage) bool {

@@ -153,10 +153,12 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 			}
 			if st.Notify {
 				// Where the client listens (Streamable HTTP: the GET
-				// stream), in its place among the plan's messages.
+				// stream, unless inline), in its place among the
+				// plan's messages.
+				later := !st.inline || answered
 				s.publishTo(st.Message, func(raw []byte) {
 					e.logSend(raw, 0, "")
-					out.send(outMessage{raw: raw, later: true})
+					out.send(outMessage{raw: raw, later: later})
 				})
 				continue
 			}

@@ -201,7 +201,7 @@ func (p *Plan) streams() bool {
 		if st.Kind == StepListen {
 			return true
 		}
-		if st.Kind == StepSend && !st.Notify && !st.unsolicited {
+		if st.Kind == StepSend && (st.inline || !st.Notify && !st.unsolicited) {
 			return !st.Response
 		}
 	}

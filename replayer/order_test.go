@@ -18,12 +18,25 @@ import (
 // own (a subscribed resource changed) while it was answering a tools/call,
 // before the response: the tap records it as an interaction of its own,
 // after the request, with an offset before the response's (issue 19, item 3).
-var touchCassette = cassette(initialize,
-	`{"from":"client","atMs":2,"notification":{"jsonrpc":"2.0","method":"notifications/initialized"}}`,
-	`{"from":"client","atMs":10,"request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{}}},`+
-		`"response":{"from":"server","atMs":30,"message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"touched"}]}}}}`,
-	`{"from":"server","atMs":20,"notification":{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r/1"}}}`,
-	`{"from":"server","atMs":40,"notification":{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}}`)
+var touchCassette = touchRecording("")
+
+// touchRecording is touchCassette with http as the resources/updated
+// interaction's "http" member ("" for none, as over stdio).
+func touchRecording(http string) string {
+	if http != "" {
+		http = `"http":` + http + `,`
+	}
+	return cassette(initialize,
+		`{"from":"client","atMs":2,"notification":{"jsonrpc":"2.0","method":"notifications/initialized"}}`,
+		`{"from":"client","atMs":10,"request":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{}}},`+
+			`"response":{"from":"server","atMs":30,"message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"touched"}]}}}}`,
+		`{"from":"server","atMs":20,`+http+`"notification":{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r/1"}}}`,
+		`{"from":"server","atMs":40,"notification":{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}}`)
+}
+
+// touchGET is touchCassette as recorded over Streamable HTTP with the
+// resources/updated on the GET stream.
+var touchGET = touchRecording(`{"form":"sse","stream":"get"}`)
 
 const touchCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"touch","arguments":{}}}`
 
@@ -82,44 +95,66 @@ func TestServerMessagesKeepTheirPlaceAroundTheResponse(t *testing.T) {
 	}
 }
 
-// TestServerMessagesOfNoRequestGoOnTheGETStream: over Streamable HTTP, the
-// notification that the server sent on its own during the call goes on the
-// session's GET stream, as it came live, and the POST's answer stays the
-// JSON response alone.
-func TestServerMessagesOfNoRequestGoOnTheGETStream(t *testing.T) {
-	srv, _ := serveHTTP(t, touchCassette, nil)
-	init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
-	sid := init.header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("no session: %d %s", init.status, init.body)
-	}
-	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
-	call := do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
-	if ct := call.header.Get("Content-Type"); ct != "application/json" || !strings.Contains(call.body, "touched") || strings.Contains(call.body, "resources/updated") {
-		t.Errorf("the call's answer: %s %s, want the JSON response alone", ct, call.body)
-	}
-	stream := bufio.NewScanner(resp.Body)
-	var got []string
-	for len(got) < 2 && stream.Scan() {
-		if d, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
-			got = append(got, touchLabel(d))
-		}
-	}
-	if want := "resources/updated log"; strings.Join(got, " ") != want {
-		t.Errorf("the GET stream carried %v, want %s", got, want)
+// TestServerMessagesBeforeTheResponseOverHTTP: over Streamable HTTP, a
+// server message of its own that came before a call's response goes where
+// it came: on the POST's event stream before the response when it was
+// recorded over stdio (or on the POST stream), on the GET stream when it
+// came there; what came after the response goes on the GET stream.
+func TestServerMessagesBeforeTheResponseOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name, cassette  string
+		post, get, form string
+	}{
+		{"recorded over stdio", touchCassette, "resources/updated response", "log", "text/event-stream"},
+		{"recorded on the GET stream", touchGET, "response", "resources/updated log", "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := serveHTTP(t, tc.cassette, nil)
+			init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+			sid := init.header.Get("Mcp-Session-Id")
+			if sid == "" {
+				t.Fatalf("no session: %d %s", init.status, init.body)
+			}
+			hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+			call := do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
+			var post []string
+			if ct := call.header.Get("Content-Type"); ct != tc.form {
+				t.Errorf("the call's answer is %s, want %s", ct, tc.form)
+			}
+			if call.header.Get("Content-Type") == "application/json" {
+				post = []string{touchLabel(call.body)}
+			} else {
+				for _, d := range events(call.body) {
+					post = append(post, touchLabel(d))
+				}
+			}
+			if got := strings.Join(post, " "); got != tc.post {
+				t.Errorf("the call's answer carried %q, want %q", got, tc.post)
+			}
+			stream := bufio.NewScanner(resp.Body)
+			var got []string
+			for want := len(strings.Fields(tc.get)); len(got) < want && stream.Scan(); {
+				if d, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
+					got = append(got, touchLabel(d))
+				}
+			}
+			if strings.Join(got, " ") != tc.get {
+				t.Errorf("the GET stream carried %v, want %s", got, tc.get)
+			}
+		})
 	}
 }
 
@@ -128,7 +163,7 @@ func TestServerMessagesOfNoRequestGoOnTheGETStream(t *testing.T) {
 // and the POST's answer is written only once the GET stream has written
 // it: the client, reading two connections, sees them in the recorded order.
 func TestGETStreamMessageIsWrittenBeforeTheResponse(t *testing.T) {
-	c, err := cassettes.Parse("touch.json", []byte(touchCassette))
+	c, err := cassettes.Parse("touch.json", []byte(touchGET))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,8 +70,10 @@ type Step struct {
 	completes string
 	// unsolicited marks a StepSend of a server message that belongs to no
 	// request (recorded as its own interaction): HTTP sends it on the GET
-	// stream.
-	unsolicited bool
+	// stream. inline marks one that goes on the request's own stream all
+	// the same (it came before the response, and not on the GET stream),
+	// a list change or resources/updated among them.
+	unsolicited, inline bool
 	// missAnswer marks the answer to a miss, which settle rewrites once
 	// the miss is explained (explain.go).
 	missAnswer bool
@@ -485,10 +487,16 @@ func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Mil
 	var before, after []Step
 	for _, fs := range fire {
 		for _, f := range fs {
-			if f.before || f.at > 0 && f.at < respondedAt {
-				before = s.followSteps(before, f)
-			} else {
+			if !(f.before || f.at > 0 && f.at < respondedAt) {
 				after = s.followSteps(after, f)
+				continue
+			}
+			// Before the response: on the request's stream, as the
+			// recorded server sent it, unless it came on the GET stream.
+			n := len(before)
+			before = s.followSteps(before, f)
+			for i := n; !f.get && i < len(before); i++ {
+				before[i].unsolicited, before[i].inline = false, before[i].Notify
 			}
 		}
 	}

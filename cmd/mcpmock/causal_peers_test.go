@@ -128,7 +128,7 @@ func TestCausalPeersRecordReplay(t *testing.T) {
 				if diff := cmp.Diff(want, wireFor(live.wire, callOrder)); diff != "" {
 					t.Fatalf("live through the tap (-want +got):\n%s", diff)
 				}
-				ownInteraction := checkTouchRecorded(t, path, recordOver)
+				checkTouchRecorded(t, path, recordOver, callOrder)
 				for _, replay := range []struct {
 					over, client string
 					run          everythingClient
@@ -146,9 +146,6 @@ func TestCausalPeersRecordReplay(t *testing.T) {
 						t.Run("call-order", func(t *testing.T) {
 							if !callOrder {
 								t.Skip("mcp-go over Streamable HTTP keeps no order among a call's messages")
-							}
-							if ownInteraction {
-								t.Skip("issue 19 item 3: resources/updated recorded between tools/call touch and its response, as an interaction of its own, is replayed after the response")
 							}
 							checkReplayedWire(t, live.wire, rep.wire, true)
 						})
@@ -168,7 +165,6 @@ func TestCausalPeersRecordedLatency(t *testing.T) {
 	checkCleanSummary(t, rep.stderr)
 	checkReplayedWire(t, live.wire, rep.wire, false)
 	t.Run("call-order", func(t *testing.T) {
-		t.Skip("issue 19 item 3: resources/updated recorded between tools/call touch and its response, as an interaction of its own, is replayed after the response")
 		checkReplayedWire(t, live.wire, rep.wire, true)
 	})
 }
@@ -210,14 +206,16 @@ func checkCleanSummary(t *testing.T, stderr string) {
 }
 
 // checkTouchRecorded looks at where the tap put the resources/updated
-// that touch sent before its answer, and reports whether it is a server
-// message of its own. Over stdio, where the tap cannot know that it
-// belongs to the call, it must be one, recorded after the call's request
-// and at an offset before its response's (issue 19, item 3: the replay
-// must keep that order). Over HTTP, where it came on the call's stream,
-// the tap puts it either in the call's exchange or (as today) after the
-// call as a message of its own, without naming the stream.
-func checkTouchRecorded(t *testing.T, path, over string) bool {
+// that touch sent before its answer. Over stdio, where the tap cannot know
+// that it belongs to the call, it must be a server message of its own,
+// recorded after the call's request and at an offset before its
+// response's (issue 19, item 3: the replay must keep that order). Over
+// HTTP, where it came on the call's stream, the tap puts it either in the
+// call's exchange or after the call as a message of its own, without
+// naming a stream (the POST's). A message of its own is marked
+// beforeResponse when the server sent it before the answer (ordered: not
+// so for mcp-go over HTTP, which sends it on whichever stream).
+func checkTouchRecorded(t *testing.T, path, over string, ordered bool) {
 	t.Helper()
 	c, err := cassettes.Load(path)
 	if err != nil {
@@ -254,8 +252,10 @@ func checkTouchRecorded(t *testing.T, path, over string) bool {
 	case !inExchange && own < 0:
 		t.Errorf("HTTP: no resources/updated recorded")
 	}
+	if ordered && own >= 0 && !c.Interactions[own].BeforeResponse {
+		t.Errorf("%s: resources/updated (interaction %d) is not marked beforeResponse", over, own+1)
+	}
 	t.Logf("%s recording: touch's resources/updated in the call's exchange: %v; an interaction of its own: %v", over, inExchange, own >= 0)
-	return own >= 0
 }
 
 // TestCausalPeersReplyMismatch: a client whose roots differ from the
