@@ -123,8 +123,11 @@ type Interaction struct {
 	// a request or a raw line) that came while the client request recorded
 	// last before it still awaited its response: replay sends it before
 	// that response, where without it (or without a time offset that
-	// says so) it follows the response.
+	// says so) it follows the response. AfterExchange is how many of that
+	// request's exchange messages had come before it, so that replay
+	// keeps its place among them too.
 	BeforeResponse bool      `json:"beforeResponse,omitempty"`
+	AfterExchange  int       `json:"afterExchange,omitempty"`
 	Exchange       []Message `json:"exchange,omitempty"`
 	Response       *Message  `json:"response,omitempty"`
 	// Match configures matching for this interaction (package matcher).

@@ -73,6 +73,8 @@ func decodeInteraction(raw []byte) (Interaction, error) {
 			in.Times, err = integer(v)
 		case "beforeResponse":
 			in.BeforeResponse, err = boolean(v)
+		case "afterExchange":
+			in.AfterExchange, err = integer(v)
 		// Decoded through a variable of their own, so that in is not
 		// moved to the heap for every interaction.
 		case "http":
@@ -666,6 +668,10 @@ func (l *loader) interaction(in *Interaction, b []byte, i int) (int, bool) {
 		case "beforeResponse":
 			var err error
 			in.BeforeResponse, err = boolean(v)
+			return e, err == nil
+		case "afterExchange":
+			var err error
+			in.AfterExchange, err = integer(v)
 			return e, err == nil
 		}
 		return e, head(key, v, &in.From, &in.AtMs, &in.Raw, &in.Batch)

@@ -183,6 +183,9 @@ func appendFlat(dst []byte, in *Interaction) ([]byte, error) {
 	if in.BeforeResponse {
 		dst = append(dst, `,"beforeResponse":true`...)
 	}
+	if in.AfterExchange != 0 {
+		dst = strconv.AppendInt(append(dst, `,"afterExchange":`...), int64(in.AfterExchange), 10)
+	}
 	if len(in.Exchange) > 0 {
 		dst = append(dst, `,"exchange":[`...)
 		for i := range in.Exchange {
@@ -359,7 +362,7 @@ func (e *IncrementalEncoder) fingerprint(in *Interaction) uint64 {
 	if in.BeforeResponse {
 		before = 1
 	}
-	w(uint64(in.Batch), uint64(in.Times), before, uint64(len(in.Exchange)))
+	w(uint64(in.Batch), uint64(in.Times), before, uint64(in.AfterExchange), uint64(len(in.Exchange)))
 	msg := func(m *Message) {
 		if m == nil {
 			w(1)

@@ -62,6 +62,7 @@ func TestAppendInteractionIsEncodingJSON(t *testing.T) {
 			in.Notification = msg()
 			in.Batch = rng.IntN(3)
 			in.BeforeResponse = rng.IntN(2) == 0
+			in.AfterExchange = rng.IntN(3)
 		default:
 			r := raws[rng.IntN(len(raws))]
 			in.Raw = &r
@@ -120,7 +121,7 @@ func TestAppendFlatKnowsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"from", "atMs", "request", "notification", "raw", "batch", "beforeResponse", "exchange", "response", "match", "times", "http", "when", "fault"},
+	if diff := cmp.Diff([]string{"from", "atMs", "request", "notification", "raw", "batch", "beforeResponse", "afterExchange", "exchange", "response", "match", "times", "http", "when", "fault"},
 		names(reflect.TypeFor[Interaction]())); diff != "" {
 		t.Errorf("Interaction's fields changed: teach appendFlat (-known +now):\n%s", diff)
 	}

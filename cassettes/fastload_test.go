@@ -39,6 +39,7 @@ func randomCassette(rng *rand.Rand, n int) *Cassette {
 		case 0:
 			in.Notification = json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"v":[1, 2.5e3, -0.1, true, false, null, {}, []]}}`)
 			in.BeforeResponse = rng.IntN(2) == 0
+			in.AfterExchange = rng.IntN(3)
 		case 1:
 			s := text()
 			in.Raw = &s

@@ -940,11 +940,11 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 
 // ownMessage adds an interaction of its own; one of the server that comes
 // while the last client message, a request, awaits its response is marked
-// BeforeResponse, so that replay keeps it before that response whether or
-// not the cassette keeps time offsets.
+// BeforeResponse (and AfterExchange), so that replay keeps its place
+// before that response whether or not the cassette keeps time offsets.
 func (b *builder) ownMessage(in cassettes.Interaction) int {
 	if in.From == cassettes.FromServer && b.asked >= b.base && b.at(b.asked).Response == nil {
-		in.BeforeResponse = true
+		in.BeforeResponse, in.AfterExchange = true, len(b.at(b.asked).Exchange)
 	}
 	b.c.Interactions = append(b.c.Interactions, in)
 	b.landed = b.base + len(b.c.Interactions) - 1

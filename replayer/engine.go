@@ -200,7 +200,8 @@ type followup struct {
 	// before says it came before the response of the request it follows
 	// (Interaction.BeforeResponse); get, that it came on the GET stream
 	// (or a listen stream) of Streamable HTTP.
-	before, get bool
+	before, get   bool
+	afterExchange int
 	// For a request: its method, the client's recorded reply (nil when
 	// none was recorded) and its cassette position.
 	method string
@@ -286,7 +287,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				anchor = a
 			}
 		case in.From == cassettes.FromServer && in.Request != nil:
-			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i}
+			f := &followup{raw: in.Request, request: true, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, afterExchange: in.AfterExchange, get: onStream(in), index: i}
 			if m, err := jsonrpc.Parse(in.Request); err == nil {
 				f.method = m.Method
 			}
@@ -295,10 +296,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			follow(f)
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i})
+			follow(&followup{raw: in.Notification, batch: in.Batch, at: in.AtMs, before: in.BeforeResponse, afterExchange: in.AfterExchange, get: onStream(in), index: i})
 		case in.From == cassettes.FromServer && in.Raw != nil && !jsonrpc.NoMessage([]byte(*in.Raw)):
 			// (A line that is no message is not sent: echo.go.)
-			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, get: onStream(in), index: i})
+			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, afterExchange: in.AfterExchange, get: onStream(in), index: i})
 		}
 	}
 	e.findNoMessages(c)

@@ -39,7 +39,7 @@ func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	ep.mu.Lock()
 	defer ep.mu.Unlock() // one call at a time, as the live session is one
 	if in, ok := ep.byKey[key]; ok {
-		return s.answerWith(msg, in, 0)
+		return s.answerWith(msg, in, 0, nil)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -67,7 +67,7 @@ func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	ep.list = append(ep.list, *in)
 	ep.byKey[key] = in
 	e.opts.Logger.Info(fmt.Sprintf("new episode: %s forwarded to the live server and kept", msg.Method))
-	plan := s.answerWith(msg, in, 0)
+	plan := s.answerWith(msg, in, 0, nil)
 	plan.Scripted = "new episode"
 	return plan
 }

@@ -198,7 +198,7 @@ func (s *Session) answerScripted(msg *jsonrpc.Message, sc *scripted, recordedPla
 		plan := recordedPlan()
 		return plan, s.recordedLatency(plan.Interaction)
 	}
-	plan := s.answerWith(msg, sc.in, 0)
+	plan := s.answerWith(msg, sc.in, 0, nil)
 	return plan, latencyOf(sc.in)
 }
 

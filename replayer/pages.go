@@ -197,11 +197,15 @@ func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
 		}
 		l, offset = all[n], off
 		s.e.stats.matched.Add(1)
-		plan = s.answerWith(msg, s.e.requests[l.pages[0]].interaction, 0)
+		plan = s.answerWith(msg, s.e.requests[l.pages[0]].interaction, 0, nil)
 		plan.Interaction = s.e.requests[l.pages[0]].index + 1
 		if offset+size >= len(l.items) {
 			for _, p := range l.pages[1:] {
-				plan.Steps = s.followUps(s.e.requests[p], plan.Steps, 0)
+				before, after := s.followUps(s.e.requests[p])
+				for _, b := range before {
+					plan.Steps = append(plan.Steps, b.steps...)
+				}
+				plan.Steps = append(plan.Steps, after...)
 			}
 		}
 	}

@@ -352,17 +352,28 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 // messages recorded after the request that belong to no request: before
 // the response those recorded before it, the others after it.
 func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
+	before, after := s.followUps(r)
 	var plan *Plan
 	if r.lone {
 		// The response alone: what answerWith does for an interaction
 		// without an exchange, from the copies in r.
 		plan = newPlan(r.index + 1)
+		for _, b := range before {
+			plan.Steps = append(plan.Steps, b.steps...)
+		}
 		plan.addResponse(msg.ID, r.response, r.responseBatch)
 	} else {
-		plan = s.answerWith(msg, r.interaction, r.index+1)
+		plan = s.answerWith(msg, r.interaction, r.index+1, before)
 	}
-	plan.Steps = s.followUps(r, plan.Steps, r.respondedAt)
+	plan.Steps = append(plan.Steps, after...)
 	return plan
+}
+
+// early is the steps of a server message of its own that came before a
+// response, after n of its request's exchange messages.
+type early struct {
+	n     int
+	steps []Step
 }
 
 // addResponse adds the recorded response under the live id, built in the
@@ -377,8 +388,9 @@ func (p *Plan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
 
 // answerWith builds the answer of one interaction (at cassette position
 // pos, 0 for one from elsewhere): its exchange with live ids and tokens,
-// then its response under the live id.
-func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int) *Plan {
+// with the server messages of their own that came before the response
+// (before, in order) in their places, then its response under the live id.
+func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int, before []early) *Plan {
 	plan := newPlan(pos)
 	token := progressToken(msg.Params)
 	// With a latency factor, the exchange keeps its recorded pacing
@@ -398,6 +410,10 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 		plan.paced = true
 	}
 	for i, m := range in.Exchange {
+		for len(before) > 0 && before[0].n <= i {
+			plan.Steps = append(plan.Steps, before[0].steps...)
+			before = before[1:]
+		}
 		if m.From != cassettes.FromServer {
 			continue // the client's replies: the live client sends its own
 		}
@@ -449,6 +465,9 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Batch: m.Batch}, await)
 		}
 	}
+	for _, b := range before {
+		plan.Steps = append(plan.Steps, b.steps...)
+	}
 	if in.Response != nil && in.Response.Message != nil {
 		pace(in.Response.AtMs)
 		plan.addResponse(msg.ID, in.Response.Message, in.Response.Batch)
@@ -461,11 +480,12 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 	return plan
 }
 
-// followUps adds to steps, once per session, the server-initiated messages
-// recorded after r (and, with the first answer, those before any request):
-// those that came before the response (marked so, or recorded at an
-// offset before respondedAt) go before it, the others after the answer.
-func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Millis) []Step {
+// followUps returns, once per session, the steps of the server-initiated
+// messages recorded after r (and, with the first answer, those before any
+// request): before, those that came before the response (marked so, or
+// recorded at an offset before the response's), each with its place among
+// the exchange, in order; after, the others.
+func (s *Session) followUps(r *recorded) (before []early, after []Step) {
 	pos := r.pos
 	var room [2]int
 	keys := room[:0]
@@ -484,30 +504,43 @@ func (s *Session) followUps(r *recorded, steps []Step, respondedAt cassettes.Mil
 		fire = append(fire, s.e.followers[k])
 	}
 	s.mu.Unlock()
-	var before, after []Step
 	for _, fs := range fire {
 		for _, f := range fs {
-			if !(f.before || f.at > 0 && f.at < respondedAt) {
+			n, ok := f.place(r)
+			if !ok {
 				after = s.followSteps(after, f)
 				continue
 			}
-			// Before the response: on the request's stream, as the
-			// recorded server sent it, unless it came on the GET stream.
-			n := len(before)
-			before = s.followSteps(before, f)
-			for i := n; !f.get && i < len(before); i++ {
-				before[i].unsolicited, before[i].inline = false, before[i].Notify
+			// On the request's stream, as the recorded server sent
+			// it, unless it came on the GET stream.
+			steps := s.followSteps(nil, f)
+			for i := range steps {
+				if !f.get {
+					steps[i].unsolicited, steps[i].inline = false, steps[i].Notify
+				}
+			}
+			before = append(before, early{n: n, steps: steps})
+		}
+	}
+	slices.SortStableFunc(before, func(a, b early) int { return a.n - b.n })
+	return before, after
+}
+
+// place says whether f, a server message of its own recorded after r,
+// came before r's response, and after how many of its exchange messages.
+func (f *followup) place(r *recorded) (n int, before bool) {
+	switch {
+	case f.before:
+		return f.afterExchange, true
+	case f.at > 0 && f.at < r.respondedAt:
+		for _, m := range r.interaction.Exchange {
+			if m.AtMs <= f.at {
+				n++
 			}
 		}
+		return n, true
 	}
-	if len(before) > 0 {
-		if i := slices.IndexFunc(steps, func(st Step) bool { return st.Response }); i >= 0 {
-			steps = slices.Insert(steps, i, before...)
-		} else {
-			after = append(before, after...)
-		}
-	}
-	return append(steps, after...)
+	return 0, false
 }
 
 // followSteps appends to steps the steps that send f, a server message that
