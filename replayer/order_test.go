@@ -110,25 +110,7 @@ func TestServerMessagesBeforeTheResponseOverHTTP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := serveHTTP(t, tc.cassette, nil)
-			init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
-			sid := init.header.Get("Mcp-Session-Id")
-			if sid == "" {
-				t.Fatalf("no session: %d %s", init.status, init.body)
-			}
-			hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
-			req.Header.Set("Accept", "text/event-stream")
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+			hdr, resp := touchSession(t, srv.URL+"/mcp")
 			call := do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
 			var post []string
 			if ct := call.header.Get("Content-Type"); ct != tc.form {
@@ -182,19 +164,7 @@ func TestGETStreamMessageIsWrittenBeforeTheResponse(t *testing.T) {
 		}}, r)
 	}))
 	t.Cleanup(func() { h.Close(); srv.Close() })
-	init := do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
-	hdr := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	do(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	hdr, _ := touchSession(t, srv.URL+"/mcp")
 	do(t, http.MethodPost, srv.URL+"/mcp", touchCall, hdr)
 	mu.Lock()
 	defer mu.Unlock()
@@ -203,6 +173,33 @@ func TestGETStreamMessageIsWrittenBeforeTheResponse(t *testing.T) {
 	if get < 0 || post < 0 || get > post {
 		t.Errorf("writes in this order:\n%s\nwant the GET stream's resources/updated before the POST's response", order)
 	}
+}
+
+// touchSession starts a session of touchCassette at u: initialize, the
+// GET stream (closed at the end of the test), notifications/initialized.
+// It returns the session's headers and the GET stream.
+func touchSession(t *testing.T, u string) (map[string]string, *http.Response) {
+	t.Helper()
+	init := do(t, http.MethodPost, u, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	sid := init.header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session: %d %s", init.status, init.body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	do(t, http.MethodPost, u, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	return hdr, resp
 }
 
 // notingWriter notes what each Write carries.
