@@ -22,6 +22,8 @@ func TestServerMessagesBeforeTheResponseAreMarked(t *testing.T) {
 	client(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","_meta":{"progressToken":"p"}}}`)
 	server(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)
 	server(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"a"}}`)
+	// A reply to no request (a client re-sending one) changes nothing.
+	client(`{"jsonrpc":"2.0","id":42,"result":{}}`)
 	server(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	server(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
 	server(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"b"}}`)

@@ -767,9 +767,11 @@ type builder struct {
 	hint       int
 	noOwner    bool
 	listenSeen bool
-	// asked is the client request recorded last, while it is the last
-	// client message; -1 otherwise. A server message of its own that comes
-	// before its response is marked so (ownMessage).
+	// asked is the client request recorded last, until a client
+	// notification (which replay's server messages may follow instead);
+	// the client's replies and lines that are no message leave it, as
+	// they do replay's anchor; -1 for none. A server message
+	// of its own that comes before its response is marked so (ownMessage).
 	asked int
 	// exchanges maps an HTTP exchange number to what its client messages
 	// opened; exchangeOrder is the exchanges in the order they came, for
@@ -932,9 +934,6 @@ func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis
 		b.landed = idx
 		return
 	}
-	if from == cassettes.FromClient {
-		b.asked = -1
-	}
 	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Raw: &s})
 }
 
@@ -966,9 +965,6 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 	}
 	b.messages++
 	raw = json.RawMessage(msg.Raw)
-	if from == cassettes.FromClient {
-		b.asked = -1 // request sets it
-	}
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
 		return b.request(from, msg, raw, at, batch)
@@ -1029,6 +1025,9 @@ func (b *builder) owner() (int, bool) {
 
 func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) {
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
+	if from == cassettes.FromClient {
+		b.asked = -1
+	}
 	owner, ok := -1, false
 	switch {
 	case msg.Method == "notifications/progress":
