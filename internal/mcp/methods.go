@@ -6,8 +6,6 @@ import "strings"
 const (
 	// MethodInitialize opens a session (up to 2025-11-25).
 	MethodInitialize = "initialize"
-	// MethodInitialized is the client's notification that ends it.
-	MethodInitialized = "notifications/initialized"
 	// MethodDiscover asks a server what it speaks (2026-07-28).
 	MethodDiscover = "server/discover"
 )
