@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // ServerInfo names the server that a cassette was recorded from.
@@ -153,7 +155,7 @@ func ServerInfoOf(in *Interaction) *ServerInfo {
 		return nil
 	}
 	method := gjson.GetBytes(in.Request, "method").String()
-	if method != "initialize" && method != "server/discover" {
+	if !mcp.Handshake(method) {
 		return nil
 	}
 	res := gjson.GetBytes(in.Response.Message, "result")

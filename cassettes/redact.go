@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 
 	"github.com/tidwall/gjson"
 )
@@ -64,7 +65,7 @@ type RedactRules struct {
 // tokens, AWS access key ids, Slack and Google API keys, PEM private keys).
 func DefaultRedactRules() *RedactRules {
 	return &RedactRules{
-		Headers:         []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Mcp-Session-Id"},
+		Headers:         []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", mcp.HeaderSessionID},
 		SecretLikeNames: true,
 		Patterns: []string{
 			`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`,
@@ -475,11 +476,12 @@ func (rd *Redactor) secretMember(name string) bool {
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "mcp-session-id", "sessionid",
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "sessionid",
 		"key", "auth", "sig", "signature":
 		return true
 	}
 	n = strings.ReplaceAll(n, "_", "-")
+	// The suffix session-id takes Mcp-Session-Id and its kin.
 	return strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "session-id") ||
 		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "password") ||
 		SecretMember(name)

@@ -4,17 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
-)
-
-// The per-request fields of 2026-07-28 (stateless): every client request
-// carries them in params._meta, and a server must refuse a request without
-// the required ones with -32602. The guard's own requests copy them from
-// the client's.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // maxListens bounds the subscriptions/listen requests whose _meta the guard
@@ -31,12 +21,12 @@ func requestMeta(params json.RawMessage) json.RawMessage {
 		return nil
 	}
 	out := json.RawMessage(`{}`)
-	for _, k := range []string{metaProtocolVersion, metaClientInfo, metaClientCapabilities} {
+	for _, k := range []string{mcp.MetaProtocolVersion, mcp.MetaClientInfo, mcp.MetaClientCapabilities} {
 		if v, _ := jsonrpc.Member(meta, k); v != nil {
 			out, _ = jsonrpc.SetMember(out, v, k)
 		}
 	}
-	if v, _ := jsonrpc.Member(out, metaProtocolVersion); v == nil {
+	if v, _ := jsonrpc.Member(out, mcp.MetaProtocolVersion); v == nil {
 		return nil
 	}
 	return out
@@ -73,7 +63,7 @@ func (g *Guard) metaFor(session string, note *jsonrpc.Message) json.RawMessage {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if meta, _ := jsonrpc.Member(note.Params, "_meta"); meta != nil {
-		if sub, _ := jsonrpc.Member(meta, metaSubscriptionID); sub != nil {
+		if sub, _ := jsonrpc.Member(meta, mcp.MetaSubscriptionID); sub != nil {
 			if m := g.listens[key{session, jsonrpc.ID(sub)}]; m != nil {
 				return m
 			}

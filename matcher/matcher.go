@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Request is the part of a JSON-RPC request that matching looks at.
@@ -187,7 +188,7 @@ type KeyDecider interface {
 // Handshake reports whether a method is a handshake that the default matcher
 // accepts from any client.
 func Handshake(method string) bool {
-	return method == "initialize" || method == "server/discover"
+	return mcp.Handshake(method)
 }
 
 // VolatileMeta reports whether a _meta key changes from run to run and is
@@ -198,5 +199,5 @@ func VolatileMeta(key string) bool {
 	case "progressToken", "traceparent", "tracestate", "baggage":
 		return true
 	}
-	return strings.HasPrefix(key, "io.modelcontextprotocol/")
+	return strings.HasPrefix(key, mcp.MetaPrefix)
 }

@@ -3,9 +3,11 @@ package mcpmocktest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // CassetteBuilder writes a cassette in Go, for tests that need no
@@ -157,12 +159,14 @@ func (b *CassetteBuilder) Build() *cassettes.Cassette {
 	c := cassettes.New()
 	c.Meta = cassettes.Meta{RecordedBy: "mcpmocktest", Note: "written in Go with mcpmocktest.NewCassette"}
 	info, _ := json.Marshal(map[string]string{"name": b.name, "version": b.version})
+	newestFirst := mcp.Versions()
+	slices.Reverse(newestFirst)
 	discover := map[string]any{
 		"resultType":        "complete",
 		"ttlMs":             0,
-		"supportedVersions": []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
+		"supportedVersions": newestFirst,
 		"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
-		"_meta":             map[string]json.RawMessage{"io.modelcontextprotocol/serverInfo": info},
+		"_meta":             map[string]json.RawMessage{mcp.MetaServerInfo: info},
 	}
 	if b.instructions != "" {
 		discover["instructions"] = b.instructions

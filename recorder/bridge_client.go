@@ -15,11 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpmock/mcpmock/internal/mcphttp"
-
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // BridgeOptions configure the bridges between stdio and HTTP. The zero value
@@ -195,9 +194,9 @@ func (b *clientBridge) setHeaders(h http.Header, msg *jsonrpc.Message) {
 	session, version := b.session, b.version
 	b.mu.Unlock()
 	if session != "" {
-		h.Set("Mcp-Session-Id", session)
+		h.Set(mcp.HeaderSessionID, session)
 	}
-	mcphttp.SetRequestHeaders(h, msg, version)
+	mcp.SetRequestHeaders(h, msg, version)
 }
 
 // post sends req and delivers what comes back to the client. ids are the
@@ -211,7 +210,7 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 		return
 	}
 	defer resp.Body.Close()
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+	if sid := resp.Header.Get(mcp.HeaderSessionID); sid != "" {
 		b.mu.Lock()
 		b.session = sid
 		b.mu.Unlock()
@@ -369,7 +368,7 @@ func (b *clientBridge) resume(lastID string, ex uint64, deliver func([]byte, HTT
 	}
 	b.setHeaders(req.Header, nil)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-ID", lastID)
+	req.Header.Set(mcp.HeaderLastEventID, lastID)
 	resp, err := b.client.Do(req)
 	if err != nil {
 		return ""

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // StdioBridge is the bridge from HTTP clients to a stdio server: an
@@ -161,7 +162,7 @@ func (b *StdioBridge) route(line []byte) {
 		case jsonrpc.KindNotification:
 			if msg.Method == "notifications/progress" {
 				p = b.tokens[progressKeyOf(msg.Params)]
-			} else if !isStateChange(msg.Method) && len(b.order) > 0 {
+			} else if !mcp.SubscriptionNotification(msg.Method) && len(b.order) > 0 {
 				p = b.order[len(b.order)-1]
 			}
 		case jsonrpc.KindRequest:
@@ -256,7 +257,7 @@ func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
 		if m, err := jsonrpc.Parse(el); err == nil && m.Kind() == jsonrpc.KindRequest {
 			b.waiting[m.ID] = p
 			p.pending++
-			if tok := progressTokenKey(m.Params); tok != "" {
+			if tok := string(mcp.ProgressToken(m.Params)); tok != "" {
 				b.tokens[tok] = p
 			}
 		}

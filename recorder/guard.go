@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
-	"github.com/mcpmock/mcpmock/internal/mcphttp"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Interceptor decides what passes through a tap (package guard implements
@@ -406,17 +406,17 @@ func (t *HTTP) postMessage(ctx context.Context, url string, hdr http.Header, msg
 	}
 	copyHeaders(out.Header, hdr)
 	out.Header.Del("Accept-Encoding")
-	out.Header.Del("Last-Event-ID")
+	out.Header.Del(mcp.HeaderLastEventID)
 	// The client's Mcp-Method, Mcp-Name and Mcp-Param-* headers describe
 	// its own message; msg gets its own (2026-07-28 servers check them
 	// against the body), and the Mcp-Protocol-Version of its _meta.
 	for name := range out.Header {
-		if name == "Mcp-Method" || name == "Mcp-Name" || strings.HasPrefix(name, "Mcp-Param-") {
+		if name == mcp.HeaderMethod || name == mcp.HeaderName || strings.HasPrefix(name, mcp.HeaderParamPrefix) {
 			out.Header.Del(name)
 		}
 	}
 	if m, err := jsonrpc.Parse(msg); err == nil {
-		mcphttp.SetRequestHeaders(out.Header, m, "")
+		mcp.SetRequestHeaders(out.Header, m, "")
 	}
 	out.Header.Set("Content-Type", "application/json")
 	out.Header.Set("Accept", "application/json, text/event-stream")

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // eventLog remembers the SSE event ids that the HTTP tap has recorded, so
@@ -34,13 +36,13 @@ func newEventLog() *eventLog {
 // scope names where the events of exchange ex are unique: its session, from
 // the request's or else the response's Mcp-Session-Id, or its stream.
 func (l *eventLog) scope(r *http.Request, resp *http.Response, ex uint64) string {
-	if s := r.Header.Get("Mcp-Session-Id"); s != "" {
+	if s := r.Header.Get(mcp.HeaderSessionID); s != "" {
 		return "s" + s
 	}
-	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+	if s := resp.Header.Get(mcp.HeaderSessionID); s != "" {
 		return "s" + s
 	}
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
+	if last := r.Header.Get(mcp.HeaderLastEventID); last != "" {
 		l.mu.Lock()
 		scope, ok := l.streamOf[last]
 		l.mu.Unlock()
@@ -75,7 +77,7 @@ func (l *eventLog) first(scope, id string, data []byte) bool {
 // end forgets a session that the client ended (DELETE): its ids will not
 // come again.
 func (l *eventLog) end(r *http.Request) {
-	if s := r.Header.Get("Mcp-Session-Id"); s != "" {
+	if s := r.Header.Get(mcp.HeaderSessionID); s != "" {
 		l.mu.Lock()
 		delete(l.seen, "s"+s)
 		l.mu.Unlock()

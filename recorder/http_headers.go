@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Redacted replaces a secret in a cassette.
@@ -14,20 +16,20 @@ const Redacted = "[REDACTED]"
 // keptHeaders are the headers that matter to MCP over HTTP, recorded with
 // each exchange (by canonical name). Secrets among them are redacted.
 var keptHeaders = map[string]bool{
-	"Content-Type":         true,
-	"Mcp-Session-Id":       true,
-	"Mcp-Protocol-Version": true,
-	"Mcp-Method":           true,
-	"Mcp-Name":             true,
-	"Last-Event-Id":        true,
-	"Retry-After":          true,
-	"Www-Authenticate":     true,
-	"Allow":                true,
-	"Location":             true,
-	"Authorization":        true,
-	"Proxy-Authorization":  true,
-	"Cookie":               true,
-	"Set-Cookie":           true,
+	"Content-Type":            true,
+	mcp.HeaderSessionID:       true,
+	mcp.HeaderProtocolVersion: true,
+	mcp.HeaderMethod:          true,
+	mcp.HeaderName:            true,
+	http.CanonicalHeaderKey(mcp.HeaderLastEventID): true,
+	"Retry-After":         true,
+	"Www-Authenticate":    true,
+	"Allow":               true,
+	"Location":            true,
+	"Authorization":       true,
+	"Proxy-Authorization": true,
+	"Cookie":              true,
+	"Set-Cookie":          true,
 }
 
 // recordedHeaders returns the headers of h that matter (keptHeaders,
@@ -41,7 +43,7 @@ func recordedHeaders(h http.Header) map[string]string {
 		}
 		canon := http.CanonicalHeaderKey(name)
 		secret := cassettes.SecretName(canon)
-		if !keptHeaders[canon] && !strings.HasPrefix(canon, "Mcp-Param-") && !secret {
+		if !keptHeaders[canon] && !strings.HasPrefix(canon, mcp.HeaderParamPrefix) && !secret {
 			continue
 		}
 		v := strings.Join(vals, ", ")

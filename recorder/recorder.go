@@ -25,6 +25,7 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Options configure a Recorder. The zero value (or nil) is the default.
@@ -987,7 +988,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)
 		b.landed, b.asked = idx, idx
-		if tok := progressTokenKey(msg.Params); tok != "" {
+		if tok := string(mcp.ProgressToken(msg.Params)); tok != "" {
 			b.tokens[tok] = idx
 			b.tokenOrder.push(tokenAt{tok, idx})
 		}
@@ -1040,7 +1041,7 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 		} else {
 			owner, ok = b.serverReqs[jsonrpc.ID(id)]
 		}
-	case from == cassettes.FromServer && !isStateChange(msg.Method):
+	case from == cassettes.FromServer && !mcp.SubscriptionNotification(msg.Method):
 		owner, ok = b.owner()
 	}
 	if ok {
@@ -1050,17 +1051,6 @@ func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, r
 		return
 	}
 	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
-}
-
-// isStateChange reports notifications about the server's state rather than
-// about a request: they are recorded in their place in the session.
-func isStateChange(method string) bool {
-	switch method {
-	case "notifications/tools/list_changed", "notifications/prompts/list_changed",
-		"notifications/resources/list_changed", "notifications/resources/updated":
-		return true
-	}
-	return false
 }
 
 func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) bool {
@@ -1109,15 +1099,6 @@ func (b *builder) rawMessage(from cassettes.Direction, raw json.RawMessage, at c
 // latency is the time from the request that opened in to a response at.
 func latency(in *cassettes.Interaction, at cassettes.Millis) time.Duration {
 	return time.Duration(float64(at-in.AtMs) * 1e6)
-}
-
-func progressTokenKey(params json.RawMessage) string {
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return ""
-	}
-	tok, _ := jsonrpc.Member(meta, "progressToken")
-	return string(tok)
 }
 
 func progressKeyOf(params json.RawMessage) string {

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -265,7 +266,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			n := len(e.requests)
 			r := &slab[n]
 			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
-			r.mrtrState, r.mrtrRetry = mrtrState(msg.Params)
+			r.mrtrState, r.mrtrRetry = mcp.RequestState(msg.Params)
 			r.times = in.Times
 			if in.Response != nil {
 				r.respondedAt = in.Response.AtMs

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -43,7 +44,7 @@ func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if !ep.handshaken && msg.Method != "initialize" && msg.Method != "server/discover" {
+	if !ep.handshaken && !mcp.Handshake(msg.Method) {
 		// A stateful live server needs the handshake before anything else:
 		// send it the recorded one.
 		ep.handshaken = true
@@ -58,7 +59,7 @@ func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	if err != nil {
 		return forwardError(msg, err)
 	}
-	if msg.Method == "initialize" || msg.Method == "server/discover" {
+	if mcp.Handshake(msg.Method) {
 		ep.handshaken = true
 	}
 	if ep.byKey == nil {

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // HTTPOptions configure the HTTP front end. The zero value (or nil) is the
@@ -353,12 +353,12 @@ func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter
 }
 
 func (h *HTTPHandler) serveStreamable(w http.ResponseWriter, r *http.Request) {
-	version := r.Header.Get(headerProtocolVersion)
-	if version != "" && !slices.Contains(protocolVersions, version) && version < firstStatelessVersion {
-		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %v)", version, protocolVersions), http.StatusBadRequest)
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if version != "" && !mcp.Known(version) && !mcp.Stateless(version) {
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %v)", version, mcp.Versions()), http.StatusBadRequest)
 		return
 	}
-	modern := version >= firstStatelessVersion
+	modern := mcp.Stateless(version)
 	switch r.Method {
 	case http.MethodPost:
 		h.servePOST(w, r, modern)
@@ -393,9 +393,9 @@ func (h *HTTPHandler) serveStreamable(w http.ResponseWriter, r *http.Request) {
 // lookup finds the session named by the request's Mcp-Session-Id: 400
 // without the header, 404 for an unknown one.
 func (h *HTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
-	id := r.Header.Get(headerSessionID)
+	id := r.Header.Get(mcp.HeaderSessionID)
 	if id == "" {
-		http.Error(w, fmt.Sprintf("Bad Request: %s %s requires an %s header (send initialize first)", r.Method, r.URL.Path, headerSessionID), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("Bad Request: %s %s requires an %s header (send initialize first)", r.Method, r.URL.Path, mcp.HeaderSessionID), http.StatusBadRequest)
 		return nil
 	}
 	hs := h.session(id)
@@ -417,7 +417,7 @@ func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	if h.resumePOST(w, r, hs) { // http_resume.go
 		return
 	}
-	lastID := r.Header.Get("Last-Event-ID")
+	lastID := r.Header.Get(mcp.HeaderLastEventID)
 	ctx, done, ok := hs.openStream(r, hs.isStreamEvent(lastID)) // http_resume.go
 	switch {
 	case ok:
@@ -527,7 +527,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 	}
 	if !modern {
 		for _, m := range msgs {
-			if m.msg.Kind() == jsonrpc.KindRequest && metaVersion(m.msg.Params) != "" {
+			if m.msg.Kind() == jsonrpc.KindRequest && mcp.MetaVersion(m.msg.Params) != "" {
 				modern = true
 			}
 		}
@@ -536,7 +536,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 		h.serveStateless(w, r, msgs, batch)
 		return
 	}
-	if batch && r.Header.Get(headerProtocolVersion) >= "2025-06-18" {
+	if batch && !mcp.Batches(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
 		return
 	}
@@ -546,7 +546,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 	}
 	var hs *httpSession
 	created := false
-	if r.Header.Get(headerSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
+	if r.Header.Get(mcp.HeaderSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
 		if hs, ok = h.newSession(false); !ok {
 			http.Error(w, "Service Unavailable: the replay server is closing", http.StatusServiceUnavailable)
 			return
@@ -557,7 +557,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 	}
 	h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
 		if created {
-			hd.Set(headerSessionID, hs.id)
+			hd.Set(mcp.HeaderSessionID, hs.id)
 		}
 	})
 }
@@ -881,22 +881,4 @@ func (e *Engine) statusOf(p *Plan, response []byte, stateless bool) int {
 		}
 	}
 	return http.StatusOK
-}
-
-// metaVersion returns params._meta["io.modelcontextprotocol/protocolVersion"].
-func metaVersion(params json.RawMessage) string {
-	if len(params) == 0 || !bytes.Contains(params, []byte(metaProtocolVersion)) {
-		return "" // without decoding a large request
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return ""
-	}
-	raw, err := jsonrpc.Member(meta, metaProtocolVersion)
-	if err != nil || raw == nil {
-		return ""
-	}
-	var v string
-	json.Unmarshal(raw, &v)
-	return v
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // The Mcp-Param-{Name} headers of the 2026-07-28 transport: a tool's
@@ -115,7 +116,7 @@ func checkParamHeaders(hd http.Header, params json.RawMessage, bindings []paramB
 	}
 	args, _ := jsonrpc.Member(params, "arguments")
 	for _, b := range bindings {
-		name := "Mcp-Param-" + b.header
+		name := mcp.HeaderParamPrefix + b.header
 		values := hd.Values(name)
 		arg := lookupArg(args, b.path)
 		where := strings.Join(b.path, ".")
@@ -128,7 +129,7 @@ func checkParamHeaders(hd http.Header, params json.RawMessage, bindings []paramB
 		if len(values) == 0 {
 			return fmt.Sprintf("Header mismatch: missing %s header for parameter %q", name, where)
 		}
-		decoded, ok := decodeHeaderValue(values[0])
+		decoded, ok := mcp.DecodeValue(values[0])
 		if !ok {
 			return fmt.Sprintf("Header mismatch: %s header value %q is malformed", name, values[0])
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Resumption of the GET stream (Streamable HTTP, 2025-03-26 to 2025-11-25).
@@ -328,7 +330,7 @@ func (hs *httpSession) resumablePOST(sw *sseWriter, recorded []string) (send fun
 // stream. It reports false, writing nothing, when the id is not one of a
 // POST stream.
 func (h *HTTPHandler) resumePOST(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
-	lastID := r.Header.Get("Last-Event-ID")
+	lastID := r.Header.Get(mcp.HeaderLastEventID)
 	if lastID == "" {
 		return false
 	}

@@ -1,14 +1,12 @@
 package replayer
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // serveStateless answers a POST of the 2026-07-28 era: one message, no
@@ -24,8 +22,7 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 		status, code, text, data := checkHeaders(r.Header, msg)
 		if status == 0 && msg.Method == "tools/call" {
 			// http_params.go: the Mcp-Param-* headers of the tool.
-			var name string
-			if raw, err := jsonrpc.Member(msg.Params, "name"); err == nil && raw != nil && json.Unmarshal(raw, &name) == nil {
+			if name, ok := mcp.ToolName(msg.Params); ok {
 				if text = checkParamHeaders(r.Header, msg.Params, h.params.of(h.e.cassette, name)); text != "" {
 					status, code = http.StatusBadRequest, CodeHeaderMismatch
 				}
@@ -57,33 +54,28 @@ type unsupportedVersion struct {
 // request (the 2026-07-28 transport's Server Validation). It returns the
 // HTTP status, JSON-RPC code, message and data of the refusal, or status 0.
 func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text string, data any) {
-	header := hd.Get(headerProtocolVersion)
-	meta := metaVersion(msg.Params)
+	header := hd.Get(mcp.HeaderProtocolVersion)
+	meta := mcp.MetaVersion(msg.Params)
 	switch {
 	case header == "":
-		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: the %s header is required for requests carrying %q", headerProtocolVersion, metaProtocolVersion), nil
-	case !slices.Contains(protocolVersions, header):
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: the %s header is required for requests carrying %q", mcp.HeaderProtocolVersion, mcp.MetaProtocolVersion), nil
+	case !mcp.Known(header):
 		return 400, CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", header),
-			unsupportedVersion{Supported: slices.Clone(protocolVersions), Requested: header}
+			unsupportedVersion{Supported: mcp.Versions(), Requested: header}
 	case meta == "":
-		return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: missing _meta field %q", metaProtocolVersion), nil
+		return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: missing _meta field %q", mcp.MetaProtocolVersion), nil
 	case meta != header:
-		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", headerProtocolVersion, header, meta), nil
+		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", mcp.HeaderProtocolVersion, header, meta), nil
 	}
-	method := hd.Get(headerMethod)
+	method := hd.Get(mcp.HeaderMethod)
 	switch {
 	case method == "":
 		return 400, CodeHeaderMismatch, "Header mismatch: missing required Mcp-Method header", nil
 	case method != msg.Method:
 		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, msg.Method), nil
 	}
-	field := ""
-	switch msg.Method {
-	case "tools/call", "prompts/get":
-		field = "name"
-	case "resources/read":
-		field = "uri"
-	default:
+	field := mcp.NameMember(msg.Method)
+	if field == "" {
 		return 0, 0, "", nil
 	}
 	body := ""
@@ -92,11 +84,11 @@ func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text 
 			return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s must be a string", field), nil
 		}
 	}
-	values := hd.Values(headerName)
+	values := hd.Values(mcp.HeaderName)
 	if len(values) == 0 {
 		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: missing required Mcp-Name header for method %q", msg.Method), nil
 	}
-	name, ok := decodeHeaderValue(values[0])
+	name, ok := mcp.DecodeValue(values[0])
 	if !ok {
 		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Name header value %q is malformed", values[0]), nil
 	}
@@ -104,22 +96,4 @@ func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text 
 		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, body), nil
 	}
 	return 0, 0, "", nil
-}
-
-// decodeHeaderValue decodes the Base64 sentinel form =?base64?...?= of a
-// header value, and refuses characters a header value may not hold.
-func decodeHeaderValue(v string) (string, bool) {
-	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
-		b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
-		if err != nil {
-			return "", false
-		}
-		return string(b), true
-	}
-	for _, c := range []byte(v) {
-		if (c < 0x20 && c != '\t') || c > 0x7e {
-			return "", false
-		}
-	}
-	return v, true
 }

@@ -22,21 +22,6 @@ const (
 	CodeUnsupportedProtocolVersion = -32022
 )
 
-// The protocol versions of MCP, oldest first. The replay server accepts all
-// of them: which one a session speaks is in the cassette's answers.
-var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
-
-// firstStatelessVersion is the first version without sessions.
-const firstStatelessVersion = "2026-07-28"
-
-const (
-	headerSessionID       = "Mcp-Session-Id"
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
-	metaProtocolVersion   = "io.modelcontextprotocol/protocolVersion"
-)
-
 // sseWriter writes Server-Sent Events to an HTTP response, flushing each
 // event. It is safe for concurrent use.
 type sseWriter struct {

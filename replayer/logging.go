@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // logLevels are the syslog severities of MCP logging, lowest first.
@@ -62,22 +63,18 @@ func (s *Session) keepLog(m *jsonrpc.Message) bool {
 	return !ok || n >= level
 }
 
-// metaLogLevel is the per-request _meta key of the logging level
-// (2026-07-28).
-const metaLogLevel = "io.modelcontextprotocol/logLevel"
-
 // requestLogLevel returns the logging level a 2026-07-28 request asks for in
 // its _meta: set reports whether the key is there, ok whether its value is
 // a level.
 func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(metaLogLevel)) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaLogLevel)) {
 		return 0, false, true
 	}
 	meta, err := jsonrpc.Member(params, "_meta")
 	if err != nil || meta == nil {
 		return 0, false, true
 	}
-	raw, err := jsonrpc.Member(meta, metaLogLevel)
+	raw, err := jsonrpc.Member(meta, mcp.MetaLogLevel)
 	if err != nil || raw == nil {
 		return 0, false, true
 	}
@@ -93,15 +90,15 @@ func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
 // logging level with -32602, as the logging spec of that version says a
 // server should.
 func badLogLevel(msg *jsonrpc.Message) *Plan {
-	if metaVersion(msg.Params) < firstStatelessVersion {
+	if !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		return nil
 	}
 	if _, set, ok := requestLogLevel(msg.Params); !set || ok {
 		return nil
 	}
-	raw := memberAt(memberAt(msg.Params, "_meta"), metaLogLevel)
+	raw := memberAt(memberAt(msg.Params, "_meta"), mcp.MetaLogLevel)
 	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
-		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(raw) + " in _meta " + metaLogLevel})}}}
+		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(raw) + " in _meta " + mcp.MetaLogLevel})}}}
 }
 
 // perRequestLogs applies the per-request logging level of a 2026-07-28
@@ -110,7 +107,7 @@ func badLogLevel(msg *jsonrpc.Message) *Plan {
 // above it. (The stateful era's logging/setLevel level is applied by
 // keepLog as the plan is made.)
 func (s *Session) perRequestLogs(msg *jsonrpc.Message, plan *Plan) *Plan {
-	if plan == nil || metaVersion(msg.Params) < firstStatelessVersion {
+	if plan == nil || !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		return plan
 	}
 	level, set, _ := requestLogLevel(msg.Params)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // This file routes server notifications that belong to no request (list
@@ -14,10 +15,6 @@ import (
 // stream or the GET stream of a stateful session, or the
 // subscriptions/listen streams of 2026-07-28, each with its live
 // subscription id. Notify sends one from Go; Fault.Notify scripts one.
-
-// metaSubscriptionID is the _meta key that ties a notification to its
-// subscriptions/listen request.
-const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
 // listener is one open subscriptions/listen request of a session.
 type listener struct {
@@ -145,8 +142,8 @@ func (s *Session) publishTo(raw []byte, send func([]byte)) bool {
 	if err != nil {
 		return false
 	}
-	if isListChanged(m.Method) {
-		k := listKind(m.Method)
+	if mcp.ListChanged(m.Method) {
+		k := mcp.ListKind(m.Method)
 		s.mu.Lock()
 		s.gens[k]++
 		s.mu.Unlock()
@@ -238,7 +235,7 @@ func withSubscriptionID(raw []byte, id jsonrpc.ID) ([]byte, error) {
 			return nil, err
 		}
 	}
-	meta[metaSubscriptionID] = json.RawMessage(id)
+	meta[mcp.MetaSubscriptionID] = json.RawMessage(id)
 	params["_meta"], _ = json.Marshal(meta)
 	msg["params"], _ = json.Marshal(params)
 	return json.Marshal(msg)
@@ -267,7 +264,7 @@ func (e *Engine) prepareListen() {
 				if x.From != cassettes.FromServer || x.Message == nil {
 					continue
 				}
-				if m, err := jsonrpc.Parse(x.Message); err == nil && m.Kind() == jsonrpc.KindNotification && subscriptionNotification(m.Method) {
+				if m, err := jsonrpc.Parse(x.Message); err == nil && m.Kind() == jsonrpc.KindNotification && mcp.SubscriptionNotification(m.Method) {
 					moved = append(moved, struct {
 						at  cassettes.Millis
 						raw []byte
@@ -317,7 +314,7 @@ func (s *Session) listen(msg *jsonrpc.Message) *Plan {
 	s.e.track(s, 1)
 	ackParams, _ := json.Marshal(map[string]any{"notifications": f})
 	ack, _ := withSubscriptionID(notification("notifications/subscriptions/acknowledged", ackParams), msg.ID)
-	closing, _ := json.Marshal(map[string]any{"resultType": "complete", "_meta": map[string]json.RawMessage{metaSubscriptionID: json.RawMessage(msg.ID)}})
+	closing, _ := json.Marshal(map[string]any{"resultType": "complete", "_meta": map[string]json.RawMessage{mcp.MetaSubscriptionID: json.RawMessage(msg.ID)}})
 	return &Plan{Steps: []Step{
 		{Kind: StepSend, Message: ack},
 		{Kind: StepListen, ReplyID: msg.ID},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -17,34 +18,12 @@ import (
 // to) are joined in order, deduplicated by name (uri for resources,
 // uriTemplate for templates), and served in pages of N with opaque cursors.
 
-// listSpec says where a list method's items are and what names them.
-type listSpec struct{ member, key string }
-
-var listSpecs = map[string]listSpec{
-	"tools/list":               {"tools", "name"},
-	"prompts/list":             {"prompts", "name"},
-	"resources/list":           {"resources", "uri"},
-	"resources/templates/list": {"resourceTemplates", "uriTemplate"},
-}
-
 // listing is one recorded list: its pages and their items.
 type listing struct {
 	n     int   // position in Engine.listings[method]
 	pages []int // request positions, first page first
 	items []json.RawMessage
 	next  string // the last page's nextCursor
-}
-
-// cursorOf returns a list request's cursor ("" for none).
-func cursorOf(params json.RawMessage) string {
-	if len(params) == 0 || params[0] != '{' {
-		return ""
-	}
-	var p struct {
-		Cursor string `json:"cursor"`
-	}
-	json.Unmarshal(params, &p)
-	return p.Cursor
 }
 
 // pageSize is the effective page size, 0 for none.
@@ -62,7 +41,8 @@ func (e *Engine) pageSize() int {
 func (e *Engine) prepareLists() {
 	e.listings = map[string][]*listing{}
 	e.listingOf = map[int]*listing{}
-	for method, spec := range listSpecs {
+	for _, spec := range mcp.Lists() {
+		method := spec.Method
 		var all []*listing
 		for _, n := range e.byMethod[method] {
 			r := e.requests[n]
@@ -78,11 +58,11 @@ func (e *Engine) prepareLists() {
 				continue
 			}
 			var items []json.RawMessage
-			json.Unmarshal(result[spec.member], &items)
+			json.Unmarshal(result[spec.Items], &items)
 			var next string
 			json.Unmarshal(result["nextCursor"], &next)
 			var l *listing
-			if c := cursorOf(r.req.Params); c != "" {
+			if c := mcp.Cursor(r.req.Params); c != "" {
 				for i := len(all) - 1; i >= 0; i-- {
 					if all[i].next == c {
 						l = all[i]
@@ -101,10 +81,10 @@ func (e *Engine) prepareLists() {
 			l.next = next
 			seen := map[string]bool{}
 			for _, it := range l.items {
-				seen[itemKey(it, spec.key)] = true
+				seen[itemKey(it, spec.Key)] = true
 			}
 			for _, it := range items {
-				if k := itemKey(it, spec.key); !seen[k] {
+				if k := itemKey(it, spec.Key); !seen[k] {
 					seen[k] = true
 					l.items = append(l.items, it)
 				}
@@ -159,12 +139,12 @@ func invalidCursor(msg *jsonrpc.Message, why string) *Plan {
 // nil when re-paging is off or does not apply.
 func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	size := s.e.pageSize()
-	spec, isList := listSpecs[msg.Method]
+	spec, isList := mcp.ListOf(msg.Method)
 	if size <= 0 || !isList || len(s.e.listings[msg.Method]) == 0 {
 		return nil
 	}
-	kind := listKind(msg.Method)
-	cursor := cursorOf(msg.Params)
+	kind := mcp.ListKind(msg.Method)
+	cursor := mcp.Cursor(msg.Params)
 	var l *listing
 	offset := 0
 	var plan *Plan
@@ -224,7 +204,7 @@ func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
 		if !st.Response {
 			continue
 		}
-		out, err := jsonrpc.SetMember(st.Message, mustJSON(page), "result", spec.member)
+		out, err := jsonrpc.SetMember(st.Message, mustJSON(page), "result", spec.Items)
 		if err != nil {
 			break
 		}

@@ -5,10 +5,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -39,32 +39,6 @@ type serverCaps struct {
 	asks bool
 }
 
-// listKind returns the kind of list a list_changed notification or a list
-// request is about: "tools", "prompts", "resources", or "".
-func listKind(method string) string {
-	switch method {
-	case "notifications/tools/list_changed", "tools/list":
-		return "tools"
-	case "notifications/prompts/list_changed", "prompts/list":
-		return "prompts"
-	case "notifications/resources/list_changed", "resources/list", "resources/templates/list":
-		return "resources"
-	}
-	return ""
-}
-
-// isListChanged reports whether method is a notifications/*/list_changed.
-func isListChanged(method string) bool {
-	return strings.HasPrefix(method, "notifications/") && strings.HasSuffix(method, "/list_changed") && listKind(method) != ""
-}
-
-// subscriptionNotification reports whether a server notification is one
-// that a 2026-07-28 server sends on subscriptions/listen streams (and a
-// stateful server on its stream outside any request).
-func subscriptionNotification(method string) bool {
-	return isListChanged(method) || method == "notifications/resources/updated"
-}
-
 // prepareProtocol reads capabilities, versions and list generations off
 // the recording. New calls it once the requests are indexed.
 func (e *Engine) prepareProtocol() {
@@ -80,7 +54,7 @@ func (e *Engine) prepareProtocol() {
 			continue // not a handshake, known without parsing it
 		}
 		req, err := jsonrpc.Parse(in.Request)
-		if err != nil || (req.Method != "initialize" && req.Method != "server/discover") {
+		if err != nil || !mcp.Handshake(req.Method) {
 			continue
 		}
 		if req.Method == "initialize" {
@@ -160,22 +134,22 @@ func (e *Engine) prepareProtocol() {
 		case in.Scripted():
 		case in.From == cassettes.FromClient && in.Request != nil:
 			if r := e.requests[pos]; r.index == i {
-				if k := listKind(r.req.Method); k != "" {
+				if k := mcp.ListKind(r.req.Method); k != "" {
 					add(in.AtMs, k, pos)
 				}
 			}
 			pos++
 		case in.From == cassettes.FromServer && in.Notification != nil:
-			if m, err := jsonrpc.Parse(in.Notification); err == nil && isListChanged(m.Method) {
-				add(in.AtMs, listKind(m.Method), -1)
+			if m, err := jsonrpc.Parse(in.Notification); err == nil && mcp.ListChanged(m.Method) {
+				add(in.AtMs, mcp.ListKind(m.Method), -1)
 			}
 		}
 		for _, x := range in.Exchange {
 			if x.From != cassettes.FromServer || x.Message == nil {
 				continue
 			}
-			if m, err := jsonrpc.Parse(x.Message); err == nil && m.Kind() == jsonrpc.KindNotification && isListChanged(m.Method) {
-				add(x.AtMs, listKind(m.Method), -1)
+			if m, err := jsonrpc.Parse(x.Message); err == nil && m.Kind() == jsonrpc.KindNotification && mcp.ListChanged(m.Method) {
+				add(x.AtMs, mcp.ListKind(m.Method), -1)
 			}
 		}
 	}
@@ -210,7 +184,7 @@ func (e *Engine) prepareProtocol() {
 // recorded answers (preferFitting) of a recording that asks clients for
 // input.
 func (s *Session) plainOK(live matcher.Request) bool {
-	if listKind(live.Method) != "" {
+	if mcp.ListKind(live.Method) != "" {
 		return false
 	}
 	if !s.e.caps.asks {
@@ -235,7 +209,7 @@ func (s *Session) narrow(live matcher.Request, matches []int) []int {
 // narrowState is narrow by the list generation or requestState.
 func (s *Session) narrowState(live matcher.Request, matches []int) []int {
 	e := s.e
-	if k := listKind(live.Method); k != "" {
+	if k := mcp.ListKind(live.Method); k != "" {
 		s.mu.Lock()
 		have := s.gens[k]
 		s.mu.Unlock()
@@ -250,7 +224,7 @@ func (s *Session) narrowState(live matcher.Request, matches []int) []int {
 		}
 		return slices.DeleteFunc(slices.Clone(matches), func(n int) bool { return e.gen[n] != best })
 	}
-	state, retry := mrtrState(live.Params)
+	state, retry := mcp.RequestState(live.Params)
 	var same, kind []int
 	for _, n := range matches {
 		rs, rretry := e.requests[n].mrtrState, e.requests[n].mrtrRetry
@@ -270,33 +244,11 @@ func (s *Session) narrowState(live matcher.Request, matches []int) []int {
 	return matches
 }
 
-// mrtrState returns the requestState of a request's params and whether it
-// is a retry (it carries requestState or inputResponses).
-func mrtrState(params json.RawMessage) (string, bool) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", false
-	}
-	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
-		return "", false // the common case, without decoding
-	}
-	var p struct {
-		RequestState   *string         `json:"requestState"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false
-	}
-	if p.RequestState != nil {
-		return *p.RequestState, true
-	}
-	return "", len(p.InputResponses) > 0
-}
-
 // checkVersion answers a request whose per-request _meta names a protocol
 // version the recorded server does not speak with -32022, as the server
 // would: its data lists the supported versions.
 func (s *Session) checkVersion(msg *jsonrpc.Message) *Plan {
-	v := metaVersion(msg.Params)
+	v := mcp.MetaVersion(msg.Params)
 	if v == "" || len(s.e.caps.supported) == 0 || slices.Contains(s.e.caps.supported, v) {
 		return nil
 	}
@@ -309,7 +261,7 @@ func (s *Session) checkVersion(msg *jsonrpc.Message) *Plan {
 // matching: a protocol version the recording does not speak (-32022),
 // subscriptions/listen, and logging/setLevel when the cassette lacks it.
 func (s *Session) protocolPlan(msg *jsonrpc.Message) *Plan {
-	if v := metaVersion(msg.Params); v >= firstStatelessVersion {
+	if mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		s.mu.Lock()
 		s.modern = true
 		s.mu.Unlock()
@@ -340,10 +292,10 @@ func (s *Session) protocolPlan(msg *jsonrpc.Message) *Plan {
 // badCursor turns a miss of a list request with a cursor into the -32602
 // a server answers to an unknown cursor.
 func (s *Session) badCursor(msg *jsonrpc.Message, plan *Plan) *Plan {
-	if plan.Miss == nil || listSpecs[msg.Method] == (listSpec{}) {
+	if _, isList := mcp.ListOf(msg.Method); plan.Miss == nil || !isList {
 		return plan
 	}
-	c := cursorOf(msg.Params)
+	c := mcp.Cursor(msg.Params)
 	if c == "" {
 		return plan
 	}

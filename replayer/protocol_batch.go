@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // This file replays the batches a server of 2025-03-26 sent: server
@@ -33,13 +34,8 @@ func batchRun(steps []Step) int {
 // Mcp-Protocol-Version header, which a client of that version may leave
 // out; batching is gone from 2025-06-18 on).
 func batchesAllowed(r *http.Request) bool {
-	v := r.Header.Get(headerProtocolVersion)
-	return v == "" || v == "2025-03-26"
+	return mcp.StreamableBatches(r.Header.Get(mcp.HeaderProtocolVersion))
 }
-
-// firstVersionWithoutBatches is the first protocol version without
-// JSON-RPC batches.
-const firstVersionWithoutBatches = "2025-06-18"
 
 // noteVersion keeps the protocol version that the answer to the session's
 // initialize negotiates.
@@ -67,5 +63,5 @@ func (s *Session) noteVersion(msg *jsonrpc.Message, plan *Plan) {
 func (s *Session) batches() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.version == "" || s.version < firstVersionWithoutBatches
+	return mcp.Batches(s.version)
 }

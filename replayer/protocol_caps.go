@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -26,21 +27,17 @@ import (
 // (2026-07-28). Over HTTP it comes with status 400.
 const CodeMissingRequiredClientCapability = -32021
 
-// metaClientCapabilities is the per-request _meta key of the client's
-// capabilities (2026-07-28).
-const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-
 // clientCapsOf returns the capabilities a request declares in its _meta,
 // and whether it declares any (the key is present).
 func clientCapsOf(params json.RawMessage) (map[string]json.RawMessage, bool) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(metaClientCapabilities)) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaClientCapabilities)) {
 		return nil, false
 	}
 	meta, err := jsonrpc.Member(params, "_meta")
 	if err != nil || meta == nil {
 		return nil, false
 	}
-	raw, err := jsonrpc.Member(meta, metaClientCapabilities)
+	raw, err := jsonrpc.Member(meta, mcp.MetaClientCapabilities)
 	if err != nil || raw == nil {
 		return nil, false
 	}

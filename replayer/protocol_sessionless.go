@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // This file replays a Streamable HTTP server of the stateful era that kept
@@ -31,7 +32,7 @@ func (e *Engine) recordedWithoutSessions() bool {
 		if h == nil {
 			continue
 		}
-		if _, ok := h.ResponseHeaders[headerSessionID]; ok {
+		if _, ok := h.ResponseHeaders[mcp.HeaderSessionID]; ok {
 			return false
 		}
 		if h.Stream != "" || h.Status != http.StatusOK || (h.Form != "json" && h.Form != "sse") || in.Response == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -161,7 +162,7 @@ func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan
 			return nil
 		}
 	}
-	version, _ := p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	version, _ := p.Meta[mcp.MetaProtocolVersion].(string)
 	if version == "" {
 		version = ts.version
 	}
@@ -178,7 +179,7 @@ func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan
 // read and correct (and resultType "complete" from 2026-07-28). An unknown
 // version is taken as the newest stateful one.
 func invalidArguments(id jsonrpc.ID, version, text, tool string, problems []string) []byte {
-	if version != "" && version < "2025-11-25" {
+	if version != "" && !mcp.ToolInputErrors(version) {
 		data, _ := json.Marshal(map[string]any{"tool": tool, "errors": problems})
 		return jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: text, Data: data})
 	}
@@ -186,7 +187,7 @@ func invalidArguments(id jsonrpc.ID, version, text, tool string, problems []stri
 		"content": []map[string]string{{"type": "text", "text": text}},
 		"isError": true,
 	}
-	if version >= "2026-07-28" {
+	if mcp.Stateless(version) {
 		result["resultType"] = "complete"
 	}
 	raw, _ := json.Marshal(result)

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
 
@@ -392,7 +392,7 @@ func (p *Plan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
 // (before, in order) in their places, then its response under the live id.
 func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int, before []early) *Plan {
 	plan := newPlan(pos)
-	token := progressToken(msg.Params)
+	token := mcp.ProgressToken(msg.Params)
 	// With a latency factor, the exchange keeps its recorded pacing
 	// (scaled): each message waits for its recorded offset.
 	factor := s.e.opts.Latency.Factor
@@ -444,7 +444,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 				continue
 			}
 			pace(m.AtMs)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: subscriptionNotification(sm.Method), Batch: m.Batch})
+			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: mcp.SubscriptionNotification(sm.Method), Batch: m.Batch})
 		case jsonrpc.KindRequest:
 			pace(m.AtMs)
 			id := s.freshID()
@@ -560,7 +560,7 @@ func (s *Session) followSteps(steps []Step, f *followup) []Step {
 		if !s.keepLog(m) {
 			return steps
 		}
-		notify = subscriptionNotification(m.Method)
+		notify = mcp.SubscriptionNotification(m.Method)
 	}
 	return append(steps, Step{Kind: StepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
 }
@@ -661,18 +661,18 @@ func initializeFromDiscover(response json.RawMessage, params json.RawMessage) (j
 			version = v
 			break
 		}
-		if v < "2026-07-28" && v > version {
+		if !mcp.Stateless(v) && v > version {
 			version = v
 		}
 	}
 	if version == "" {
-		version = "2025-11-25"
+		version = mcp.LatestStateful
 	}
 	out := map[string]any{"protocolVersion": version, "capabilities": resp.Result.Capabilities}
 	if resp.Result.Capabilities == nil {
 		out["capabilities"] = map[string]any{}
 	}
-	if info, ok := resp.Result.Meta["io.modelcontextprotocol/serverInfo"]; ok {
+	if info, ok := resp.Result.Meta[mcp.MetaServerInfo]; ok {
 		out["serverInfo"] = info
 	} else {
 		out["serverInfo"] = map[string]string{"name": "mcpmock-replay", "version": "0"}
@@ -681,18 +681,6 @@ func initializeFromDiscover(response json.RawMessage, params json.RawMessage) (j
 		out["instructions"] = resp.Result.Instructions
 	}
 	return json.Marshal(out)
-}
-
-func progressToken(params json.RawMessage) json.RawMessage {
-	if len(params) == 0 || !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return nil
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return nil
-	}
-	tok, _ := jsonrpc.Member(meta, "progressToken")
-	return tok
 }
 
 // Miss describes a request that matched nothing.

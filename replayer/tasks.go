@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // This file maps the task ids of 2025-11-25 tasks between the recording and
@@ -18,20 +19,12 @@ import (
 // _meta of messages that belong to a task) is the live one; tasks/list
 // lists the session's live tasks.
 
-// metaRelatedTask is the _meta key that ties a message to its task.
-const metaRelatedTask = "io.modelcontextprotocol/related-task"
-
 // taskMap is a session's task ids.
 type taskMap struct {
 	toRec  map[string]string          // live → recorded
 	toLive map[string]string          // recorded → the latest live id made from it
 	order  []string                   // live ids, in creation order
 	last   map[string]json.RawMessage // live id → the last Task object sent
-}
-
-// isTaskMethod reports whether method names a task by a taskId param.
-func isTaskMethod(method string) bool {
-	return method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel"
 }
 
 // newTaskID is a fresh task id, shaped as a random UUID.
@@ -66,7 +59,7 @@ func stringAt(raw json.RawMessage, path ...string) (string, bool) {
 // one (for tasks/get, tasks/result and tasks/cancel), and whether the
 // session knows the live id.
 func (s *Session) taskIn(msg *jsonrpc.Message) (*jsonrpc.Message, bool) {
-	if !isTaskMethod(msg.Method) {
+	if !mcp.TaskMethod(msg.Method) {
 		return msg, true
 	}
 	live, ok := stringAt(msg.Params, "taskId")
@@ -95,7 +88,7 @@ func (s *Session) taskIn(msg *jsonrpc.Message) (*jsonrpc.Message, bool) {
 // tasks/result or tasks/cancel of a task the session does not know, that
 // nothing recorded answers, gets -32602 as from a real server.
 func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
-	if isTaskMethod(msg.Method) && !known {
+	if mcp.TaskMethod(msg.Method) && !known {
 		// A miss, or the recorded id of a task this session did not make
 		// (answered before matching, by Session.Handle): not found.
 		id, _ := stringAt(msg.Params, "taskId")
@@ -153,7 +146,7 @@ func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
 // unknownTask reports whether msg names, by its taskId, a task that the
 // recording made but this session did not: no recorded answer is its.
 func (s *Session) unknownTask(msg *jsonrpc.Message, known bool) bool {
-	if known || !isTaskMethod(msg.Method) {
+	if known || !mcp.TaskMethod(msg.Method) {
 		return false
 	}
 	id, _ := stringAt(msg.Params, "taskId")
@@ -162,11 +155,11 @@ func (s *Session) unknownTask(msg *jsonrpc.Message, known bool) bool {
 
 // taskPaths are where a message names its task.
 var taskPaths = [][]string{
-	{"result", "task", "taskId"},                   // CreateTaskResult
-	{"result", "taskId"},                           // tasks/get, tasks/cancel
-	{"result", "_meta", metaRelatedTask, "taskId"}, // tasks/result and other results
-	{"params", "taskId"},                           // notifications/tasks/status
-	{"params", "_meta", metaRelatedTask, "taskId"}, // requests and notifications of a task
+	{"result", "task", "taskId"},                       // CreateTaskResult
+	{"result", "taskId"},                               // tasks/get, tasks/cancel
+	{"result", "_meta", mcp.MetaRelatedTask, "taskId"}, // tasks/result and other results
+	{"params", "taskId"},                               // notifications/tasks/status
+	{"params", "_meta", mcp.MetaRelatedTask, "taskId"}, // requests and notifications of a task
 }
 
 // taskObjects are the paths of full Task objects, kept for tasks/list.
@@ -309,10 +302,10 @@ func (s *Session) synthesizeTaskList(msg *jsonrpc.Message) *Plan {
 // taskBack turns the live task ids of a client's reply body (its
 // related-task _meta) back into recorded ones, for comparison.
 func (s *Session) taskBack(body json.RawMessage) json.RawMessage {
-	if !bytes.Contains(body, []byte(metaRelatedTask)) {
+	if !bytes.Contains(body, []byte(mcp.MetaRelatedTask)) {
 		return body
 	}
-	live, ok := stringAt(body, "_meta", metaRelatedTask, "taskId")
+	live, ok := stringAt(body, "_meta", mcp.MetaRelatedTask, "taskId")
 	if !ok {
 		return body
 	}
@@ -322,7 +315,7 @@ func (s *Session) taskBack(body json.RawMessage) json.RawMessage {
 	if !known {
 		return body
 	}
-	if out, err := jsonrpc.SetMember(body, mustJSON(rec), "_meta", metaRelatedTask, "taskId"); err == nil {
+	if out, err := jsonrpc.SetMember(body, mustJSON(rec), "_meta", mcp.MetaRelatedTask, "taskId"); err == nil {
 		return out
 	}
 	return body

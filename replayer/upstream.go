@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpmock/mcpmock/internal/mcphttp"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -224,16 +224,16 @@ func (u *Upstream) post(ctx context.Context, body []byte, each func([]byte) bool
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if u.sessionID != "" {
-		req.Header.Set("Mcp-Session-Id", u.sessionID)
+		req.Header.Set(mcp.HeaderSessionID, u.sessionID)
 	}
 	msg, _ := jsonrpc.Parse(body) // nil for what is not one message
-	mcphttp.SetRequestHeaders(req.Header, msg, u.protocol)
+	mcp.SetRequestHeaders(req.Header, msg, u.protocol)
 	resp, err := u.client.Do(req)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
 	}
 	defer resp.Body.Close()
-	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+	if id := resp.Header.Get(mcp.HeaderSessionID); id != "" {
 		u.sessionID = id
 	}
 	if resp.StatusCode == http.StatusAccepted || each == nil {
@@ -294,7 +294,7 @@ func (u *Upstream) Close() error {
 	if u.client != nil {
 		if u.sessionID != "" {
 			if req, err := http.NewRequest(http.MethodDelete, u.opts.URL, nil); err == nil {
-				req.Header.Set("Mcp-Session-Id", u.sessionID)
+				req.Header.Set(mcp.HeaderSessionID, u.sessionID)
 				if resp, err := u.client.Do(req); err == nil {
 					resp.Body.Close()
 				}

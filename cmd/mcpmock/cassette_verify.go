@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -131,7 +132,7 @@ func (r *driftReport) compare(i int, in *cassettes.Interaction, live *cassettes.
 		return
 	}
 	switch method {
-	case "initialize", "server/discover":
+	case mcp.MethodInitialize, mcp.MethodDiscover:
 		r.compareServerInfo(i, rec, lv)
 		return
 	case "tools/list":

@@ -19,6 +19,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Options configure Wrap. The zero value (or nil) accepts loopback Hosts,
@@ -130,7 +132,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Access-Control-Allow-Origin", origin)
 		hd.Add("Vary", "Origin")
-		hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After")
+		hd.Set("Access-Control-Expose-Headers", mcp.HeaderSessionID+", "+mcp.HeaderProtocolVersion+", WWW-Authenticate, Retry-After")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // The defaults of the listener limits (Options fields left zero).
@@ -122,7 +124,7 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 		rb.r.Reset(body)
 		r.Body, r.ContentLength = rb, int64(len(body))
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
+	sid := r.Header.Get(mcp.HeaderSessionID)
 	if sid != "" {
 		switch l.sessions.enter(sid) {
 		case sessionExpired:
@@ -281,8 +283,8 @@ func (s *sessionWatch) finish() {
 }
 
 func (s *sessionWatch) note(status int) {
-	asked := s.r.Header.Get("Mcp-Session-Id")
-	given := s.Header().Get("Mcp-Session-Id")
+	asked := s.r.Header.Get(mcp.HeaderSessionID)
+	given := s.Header().Get(mcp.HeaderSessionID)
 	switch {
 	case asked != "" && (status == http.StatusNotFound || s.r.Method == http.MethodDelete && status < 300):
 		s.t.closed(asked)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // DefaultSessionIdle is how long a session may go without a request before
@@ -194,7 +195,7 @@ func EndByDelete(h http.Handler, path string) func(id string) {
 			return
 		}
 		r.Host = "127.0.0.1"
-		r.Header.Set("Mcp-Session-Id", id)
+		r.Header.Set(mcp.HeaderSessionID, id)
 		h.ServeHTTP(discard{}, r)
 	}
 }

@@ -1,0 +1,92 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// The accessors below read one member of a request's params. Each looks
+// for its key in the raw bytes first, so that the common request without
+// it is answered without decoding.
+
+// MetaVersion returns params._meta[MetaProtocolVersion], "" for none.
+func MetaVersion(params json.RawMessage) string {
+	if len(params) == 0 || !bytes.Contains(params, []byte(MetaProtocolVersion)) {
+		return ""
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return ""
+	}
+	raw, err := jsonrpc.Member(meta, MetaProtocolVersion)
+	if err != nil || raw == nil {
+		return ""
+	}
+	var v string
+	json.Unmarshal(raw, &v)
+	return v
+}
+
+// ProgressToken returns params._meta.progressToken as JSON, nil for none.
+func ProgressToken(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"progressToken"`)) {
+		return nil
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return nil
+	}
+	tok, _ := jsonrpc.Member(meta, "progressToken")
+	return tok
+}
+
+// ToolName returns the name of a tools/call's params, and whether it is a
+// string.
+func ToolName(params json.RawMessage) (string, bool) {
+	raw, err := jsonrpc.Member(params, "name")
+	if err != nil || raw == nil {
+		return "", false
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// Cursor returns the cursor of a list request's params, "" for none.
+func Cursor(params json.RawMessage) string {
+	if len(params) == 0 || params[0] != '{' {
+		return ""
+	}
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(params, &p)
+	return p.Cursor
+}
+
+// RequestState returns the requestState of a request's params and whether
+// the request is the retry of a multi round-trip request (2026-07-28): it
+// carries requestState or inputResponses.
+func RequestState(params json.RawMessage) (string, bool) {
+	if len(params) == 0 || params[0] != '{' {
+		return "", false
+	}
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return "", false
+	}
+	var p struct {
+		RequestState   *string         `json:"requestState"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	if p.RequestState != nil {
+		return *p.RequestState, true
+	}
+	return "", len(p.InputResponses) > 0
+}
