@@ -3,6 +3,7 @@ package testpeer
 import (
 	"context"
 	"fmt"
+	protocol "github.com/mcpmock/mcpmock/internal/mcp"
 	"io"
 	"log"
 	"log/slog"
@@ -377,7 +378,7 @@ func NewEverythingHTTP(kind string) (*EverythingHTTPServer, error) {
 			Logger: quiet, EventStore: mcp.NewMemoryEventStore(nil),
 		})
 		mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && sid != "" {
+			if sid := r.Header.Get(protocol.HeaderSessionID); r.Method == http.MethodGet && sid != "" {
 				w = &firstWrite{ResponseWriter: w, f: func() { streams.opened(sid) }}
 			}
 			h.ServeHTTP(w, r)

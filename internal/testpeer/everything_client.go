@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	protocol "github.com/mcpmock/mcpmock/internal/mcp"
 	"io"
 	"net/http"
 	"slices"
@@ -97,7 +98,7 @@ func runEverything(ctx context.Context, opts EverythingOptions, transport func(*
 	for i := range opts.Roots {
 		client.AddRoots(root(i))
 	}
-	cs, err := client.Connect(ctx, transport(w), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, transport(w), &mcp.ClientSessionOptions{ProtocolVersion: protocol.Version20251125})
 	if err != nil {
 		return w.lines(), fmt.Errorf("go-sdk client: connect: %w", err)
 	}

@@ -3,6 +3,7 @@ package testpeer
 import (
 	"context"
 	"fmt"
+	protocol "github.com/mcpmock/mcpmock/internal/mcp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -76,7 +77,7 @@ func runEverythingMCPGo(ctx context.Context, opts EverythingOptions, w *wireLog,
 		return w.lines(), err
 	}
 	var init mcpgo.InitializeRequest
-	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ProtocolVersion = protocol.Version20251125
 	init.Params.ClientInfo = mcpgo.Implementation{Name: everythingClientName, Version: "1.0.0"}
 	init.Params.Capabilities.Roots = &struct {
 		ListChanged bool `json:"listChanged,omitempty"`
