@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,40 +94,53 @@ func scaleChildMain(path string) error {
 	}
 	load, loadCPU := time.Since(start), cpuTime()-startCPU
 	n := len(c.Interactions)
-	s := eng.NewSession()
+	// One session over in-memory pipes: a call is a line written and its
+	// answer read, through the engine's own stdio front end.
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- eng.Serve(context.Background(), sr, sw); sw.Close() }()
+	answers := bufio.NewScanner(cr)
+	answers.Buffer(nil, 1<<20)
 	calls := scaleCalls
-	msgs := make([]*jsonrpc.Message, 256)
-	for i := range msgs {
+	lines := make([][]byte, 256)
+	for i := range lines {
 		k := (i*7919)%n + 1
-		line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"get_weather","arguments":{"units":"metric","location":"city-` + strconv.Itoa(k) + `"}}}`
-		m, err := jsonrpc.Parse([]byte(line))
-		if err != nil {
+		lines[i] = []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"get_weather","arguments":{"units":"metric","location":"city-` + strconv.Itoa(k) + `"}}}` + "\n")
+	}
+	call := func(i int) error {
+		if _, err := cw.Write(lines[i%len(lines)]); err != nil {
 			return err
 		}
-		msgs[i] = m
+		if !answers.Scan() {
+			return fmt.Errorf("call %d: the replay ended: %v", i, answers.Err())
+		}
+		if bytes.Contains(answers.Bytes(), []byte(`"error"`)) {
+			return fmt.Errorf("call %d missed: %s", i, answers.Bytes())
+		}
+		return nil
 	}
 	// The per-call time is the steady state: the collection that the
 	// load's garbage owes is done first (it is a cost of the load, not of
 	// the calls), and the session is warmed up with a round of the calls.
 	runtime.GC()
-	for i := range msgs {
-		p := s.Handle(msgs[i])
-		if p.Miss != nil {
-			return fmt.Errorf("warm-up call %d missed: %s", i, p.Miss.Message())
+	for i := range lines {
+		if err := call(i); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
-		p.ReleaseAll()
 	}
 	t, tCPU, tFaults := time.Now(), cpuTime(), minorFaults()
 	for i := range calls {
-		p := s.Handle(msgs[i%len(msgs)])
-		if p.Miss != nil {
-			return fmt.Errorf("call %d missed: %s", i, p.Miss.Message())
+		if err := call(i); err != nil {
+			return err
 		}
-		p.ReleaseAll() // as the front ends do once a plan is sent
 	}
 	perCall, perCallCPU := time.Since(t)/time.Duration(calls), (cpuTime()-tCPU)/time.Duration(calls)
 	faults := float64(minorFaults()-tFaults) / float64(calls)
-	runtime.KeepAlive(eng)
+	cw.Close()
+	if err := <-served; err != nil {
+		return err
+	}
 	res := scaleResult{Bytes: fi.Size(), LoadMs: float64(load.Microseconds()) / 1000, PerCallNs: float64(perCall.Nanoseconds()), PeakKiB: peakKiB(),
 		LoadCPUMs: float64(loadCPU.Microseconds()) / 1000, PerCallCPUNs: float64(perCallCPU.Nanoseconds()), FaultsPerCall: faults}
 	return json.NewEncoder(os.Stdout).Encode(res)

@@ -59,7 +59,7 @@ type effects struct {
 // caused is called with every client notification: the first recorded
 // cause of its method, not yet come in this session, whose params match
 // (under the cassette's matcher) has come, and its effects are sent.
-func (s *Session) caused(msg *jsonrpc.Message) {
+func (s *session) caused(msg *jsonrpc.Message) {
 	idx := s.e.byCause[msg.Method]
 	if len(idx) == 0 {
 		return
@@ -98,13 +98,13 @@ func (s *Session) caused(msg *jsonrpc.Message) {
 // plan carried out by the executor (executor.go). What is left when ctx
 // ends (the session ended), or when the session has no outlet, is counted
 // as never sent.
-func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
-	plan := &Plan{}
+func (s *session) sendEffects(ctx context.Context, fs []*followup) {
+	plan := &answerPlan{}
 	for _, f := range fs {
 		plan.Steps = s.followSteps(plan.Steps, f)
 	}
 	for _, st := range s.carry(ctx, nil, plan, time.Now(), effectsOutlet{s}) {
-		if st.Kind == StepSend {
+		if st.Kind == stepSend {
 			s.e.stats.neverSent.Add(1)
 		}
 	}
@@ -112,7 +112,7 @@ func (s *Session) sendEffects(ctx context.Context, fs []*followup) {
 
 // effectsOutlet carries effects out to the session's outlets: its stdio
 // stream, its GET stream.
-type effectsOutlet struct{ s *Session }
+type effectsOutlet struct{ s *session }
 
 func (o effectsOutlet) send(m outMessage) error {
 	if !o.s.toOutlets(m.raw) {
@@ -124,8 +124,8 @@ func (o effectsOutlet) send(m outMessage) error {
 // errNoOutlet ends effects that no stream can carry.
 var errNoOutlet = errors.New("the session has no stream for server messages")
 
-func (effectsOutlet) end(*Step)                          {}
-func (effectsOutlet) status() func(*Step)                { return nil }
+func (effectsOutlet) end(*step)                          {}
+func (effectsOutlet) status() func(*step)                { return nil }
 func (effectsOutlet) batches() (join, withResponse bool) { return false, false }
 func (effectsOutlet) outlives() bool                     { return false }
 
@@ -133,7 +133,7 @@ func (effectsOutlet) outlives() bool                     { return false }
 // client request: the message under a fresh id, and the step that awaits
 // and checks its reply. ok is false when it is not sent (the live client
 // lacks the capability it needs, where the recorded client had it).
-func (s *Session) followRequest(f *followup) (out []byte, await Step, ok bool) {
+func (s *session) followRequest(f *followup) (out []byte, await step, ok bool) {
 	if caps, _, known := s.clientCapsFor(nil); known {
 		var params json.RawMessage
 		if m, err := jsonrpc.Parse(f.raw); err == nil {
@@ -141,7 +141,7 @@ func (s *Session) followRequest(f *followup) (out []byte, await Step, ok bool) {
 		}
 		if len(lacks(caps, s.e.recordedCaps(f.index), f.method, params)) > 0 {
 			s.e.opts.Logger.Warn("not sent " + f.method + ": the client did not declare the capability")
-			return nil, Step{}, false
+			return nil, step{}, false
 		}
 	}
 	id := s.freshID()
@@ -150,15 +150,15 @@ func (s *Session) followRequest(f *followup) (out []byte, await Step, ok bool) {
 		s.mu.Lock()
 		delete(s.awaiting, id)
 		s.mu.Unlock()
-		return nil, Step{}, false
+		return nil, step{}, false
 	}
-	return out, Step{Kind: StepAwaitReply, ReplyID: id, method: f.method, expect: f.expect, interaction: f.index + 1}, true
+	return out, step{Kind: stepAwaitReply, replyID: id, method: f.method, expect: f.expect, interaction: f.index + 1}, true
 }
 
 // endEffects stops the session's effects when its last outlet goes: what
 // is being sent stops, and the effects of the causes that never came are
 // counted as never sent.
-func (s *Session) endEffects() {
+func (s *session) endEffects() {
 	s.mu.Lock()
 	fx := &s.effects
 	if fx.ended {

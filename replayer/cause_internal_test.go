@@ -22,32 +22,32 @@ func loadCause(t *testing.T) *cassettes.Cassette {
 	return c
 }
 
-func causeSession(t *testing.T, opts *Options) (*Engine, *Session, <-chan []byte, func()) {
+func causeSession(t *testing.T, opts *Options) (*Engine, *session, <-chan []byte, func()) {
 	t.Helper()
 	e, err := New(loadCause(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
+	s := e.newSession()
 	out := make(chan []byte, 16)
 	detach := s.attach(func(b []byte) { out <- append([]byte(nil), b...) })
 	t.Cleanup(detach)
 	return e, s, out, detach
 }
 
-func handleRaw(t *testing.T, s *Session, raw string) *Plan {
+func handleRaw(t *testing.T, s *session, raw string) *answerPlan {
 	t.Helper()
 	m, err := jsonrpc.Parse([]byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Kind() == jsonrpc.KindResponse {
-		if !s.Deliver(m) {
+		if !s.deliver(m) {
 			t.Fatalf("no request awaited %s", raw)
 		}
 		return nil
 	}
-	return s.Handle(m)
+	return s.plan(m)
 }
 
 // next returns the next message the session's outlet was sent, and its
@@ -162,16 +162,16 @@ func TestFollowUpRequestIsAwaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
+	s := e.newSession()
 	plan := handleRaw(t, s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`)
 	var kinds []string
 	for _, st := range plan.Steps {
 		switch {
-		case st.Kind == StepAwaitReply:
-			kinds = append(kinds, "await "+string(st.ReplyID)+" "+string(st.expect))
-		case st.Kind == StepSend && st.Response:
+		case st.Kind == stepAwaitReply:
+			kinds = append(kinds, "await "+string(st.replyID)+" "+string(st.expect))
+		case st.Kind == stepSend && st.Response:
 			kinds = append(kinds, "response")
-		case st.Kind == StepSend:
+		case st.Kind == stepSend:
 			m, _ := jsonrpc.Parse(st.Message)
 			kinds = append(kinds, "send "+m.Method+" "+string(m.ID))
 		}
@@ -181,11 +181,11 @@ func TestFollowUpRequestIsAwaited(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
 	}
 	reply := &jsonrpc.Message{ID: "1", Result: json.RawMessage(`{"roots":[{"uri":"file:///x"}]}`)}
-	if !s.Deliver(reply) {
+	if !s.deliver(reply) {
 		t.Fatal("the session awaits no reply to the follow-up's id")
 	}
 	for _, st := range plan.Steps {
-		if st.Kind == StepAwaitReply {
+		if st.Kind == stepAwaitReply {
 			s.checkReply(plan, st, reply)
 		}
 	}

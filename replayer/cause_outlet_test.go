@@ -16,7 +16,7 @@ func TestEffectsWithoutAStreamAreNeverSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession() // no outlet attached
+	s := e.newSession() // no outlet attached
 	handleRaw(t, s, causeInitialize)
 	handleRaw(t, s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	handleRaw(t, s, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)

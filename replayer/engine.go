@@ -144,7 +144,7 @@ type Engine struct {
 	listingOf    map[int]*listing      // request position → its listing
 	replyMatcher matcher.Matcher       // compares clients' replies (replies.go)
 	liveMu       sync.Mutex            // guards live
-	live         map[*Session]int      // sessions with outlets (notify.go)
+	live         map[*session]int      // sessions with outlets (notify.go)
 
 	toolSchemas toolSchemas // schema.go: the recorded tools' schemas, compiled on first use
 
@@ -307,7 +307,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	if err := e.addScripted(c, "cassette", true); err != nil {
 		return nil, err
 	}
-	e.live = map[*Session]int{}
+	e.live = map[*session]int{}
 	e.prepareProtocol()
 	return e, nil
 }

@@ -29,7 +29,7 @@ type episodes struct {
 
 // forward answers a miss from the live server; nil when there is none or
 // the method is a notification.
-func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
+func (s *session) forward(msg *jsonrpc.Message, live matcher.Request) *answerPlan {
 	e := s.e
 	u := e.opts.Upstream
 	if u == nil {
@@ -73,8 +73,8 @@ func (s *Session) forward(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	return plan
 }
 
-func forwardError(msg *jsonrpc.Message, err error) *Plan {
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+func forwardError(msg *jsonrpc.Message, err error) *answerPlan {
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 		Code: jsonrpc.CodeInternalError, Message: "mcpmock: new-episodes: " + err.Error(),
 	})}}}
 }

@@ -32,12 +32,12 @@ type outlet interface {
 	send(m outMessage) error
 	// end ends the connection for a scripted fault: a StepClose (also the
 	// cut of Plan.CutAfter) or a StepExit.
-	end(st *Step)
+	end(st *step)
 	// status returns what answers the request with the HTTP status of a
 	// StepHTTPStatus, which then answers alone, after the plan's delays;
 	// nil where there is no such answer (stdio, a batch), and the step's
 	// Message (a JSON-RPC error saying so) is sent instead.
-	status() func(st *Step)
+	status() func(st *step)
 	// batches says whether a recorded server batch goes as one message (a
 	// JSON-RPC array), and whether the response may be part of it.
 	batches() (join, withResponse bool)
@@ -66,17 +66,17 @@ type outMessage struct {
 // cancellation cancels the request in calls, which may be nil), and the
 // plan of a request returned; nil for the others. A miss in the plan is
 // explained when it is carried out (carry).
-func (s *Session) receive(msg *jsonrpc.Message, calls *inflight) *Plan {
+func (s *session) receive(msg *jsonrpc.Message, calls *inflight) *answerPlan {
 	log := s.e.opts.Logger
 	switch msg.Kind() {
 	case jsonrpc.KindResponse:
 		livelog.Message(log, livelog.ToServer, msg, 0, "")
 		s.e.stats.messages.Add(1)
-		s.Deliver(msg)
+		s.deliver(msg)
 		return nil
 	case jsonrpc.KindNotification:
 		livelog.Message(log, livelog.ToServer, msg, 0, "")
-		s.Handle(msg).Release()
+		s.plan(msg).release()
 		if msg.Method == "notifications/cancelled" && calls != nil {
 			calls.cancelled(msg)
 		}
@@ -118,7 +118,7 @@ func (e *Engine) invalid(raw []byte, msg *jsonrpc.Message, err error) (jsonrpc.I
 // request, the rest of the plan is dropped; when ctx ends otherwise, waits
 // end at once, and the rest is sent if out outlives it. It returns the
 // steps it dropped because ctx ended or out refused a message.
-func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, start time.Time, out outlet) (dropped []Step) {
+func (s *session) carry(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan, start time.Time, out outlet) (dropped []step) {
 	e := s.e
 	log := e.opts.Logger
 	if plan.pending() {
@@ -147,7 +147,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 		}
 		st := &plan.Steps[i]
 		switch st.Kind {
-		case StepSend, StepHTTPStatus:
+		case stepSend, stepHTTPStatus:
 			if s.withdrawn(*st) { // protocol_elicit.go
 				continue
 			}
@@ -184,11 +184,11 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 			}
 			if sent++; plan.CutAfter > 0 && sent >= plan.CutAfter {
 				log.Warn(fmt.Sprintf("✗ scripted fault: connection cut after %d messages (%s)", sent, plan.Scripted))
-				out.end(&Step{Kind: StepClose})
+				out.end(&step{Kind: stepClose})
 				return nil
 			}
-		case StepAwaitReply:
-			reply, err := s.AwaitReply(ctx, st.ReplyID)
+		case stepAwaitReply:
+			reply, err := s.awaitReply(ctx, st.replyID)
 			if err != nil && ctx.Err() == nil {
 				log.Warn(err.Error())
 			}
@@ -199,17 +199,17 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 					return nil
 				}
 			}
-		case StepListen:
-			if !s.serveListen(ctx, st.ReplyID, func(msg []byte) error { return out.send(outMessage{raw: msg}) }) {
+		case stepListen:
+			if !s.serveListen(ctx, st.replyID, func(msg []byte) error { return out.send(outMessage{raw: msg}) }) {
 				return nil
 			}
-		case StepDelay:
+		case stepDelay:
 			sleep(ctx, st.Delay)
-		case StepClose:
+		case stepClose:
 			log.Warn("✗ scripted fault: connection closed (" + plan.Scripted + ")")
 			out.end(st)
 			return nil
-		case StepExit:
+		case stepExit:
 			log.Warn(fmt.Sprintf("✗ scripted fault: server exits with status %d (%s)", st.ExitStatus, plan.Scripted))
 			out.end(st)
 			return nil
@@ -220,7 +220,7 @@ func (s *Session) carry(ctx context.Context, msg *jsonrpc.Message, plan *Plan, s
 
 // explainMiss explains the plan's miss under ctx (settle, explain.go) and
 // logs the explanation.
-func (s *Session) explainMiss(ctx context.Context, msg *jsonrpc.Message, plan *Plan) {
+func (s *session) explainMiss(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan) {
 	if !plan.pending() {
 		return
 	}
@@ -229,7 +229,7 @@ func (s *Session) explainMiss(ctx context.Context, msg *jsonrpc.Message, plan *P
 }
 
 // logStep logs a message that a plan sends.
-func (s *Session) logStep(plan *Plan, st *Step, start time.Time, note string) {
+func (s *session) logStep(plan *answerPlan, st *step, start time.Time, note string) {
 	var lat time.Duration
 	if st.Response {
 		lat = time.Since(start)
@@ -245,7 +245,7 @@ func (s *Session) logStep(plan *Plan, st *Step, start time.Time, note string) {
 // step (left empty, for the caller to fill); else the batch as one JSON-RPC
 // array, with the response in it when withResponse, or else the response
 // alone and then the rest as one array.
-func (s *Session) batch(plan *Plan, run []Step, start time.Time, withResponse bool, msgs []outMessage) []outMessage {
+func (s *session) batch(plan *answerPlan, run []step, start time.Time, withResponse bool, msgs []outMessage) []outMessage {
 	if len(run) == 1 {
 		return append(msgs, outMessage{})
 	}
@@ -285,9 +285,9 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // delayed waits for the delays among steps, until ctx ends.
-func (s *Session) delayed(ctx context.Context, steps []Step) {
+func (s *session) delayed(ctx context.Context, steps []step) {
 	for _, st := range steps {
-		if st.Kind == StepDelay && ctx.Err() == nil {
+		if st.Kind == stepDelay && ctx.Err() == nil {
 			sleep(ctx, st.Delay)
 		}
 	}

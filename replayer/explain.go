@@ -51,10 +51,10 @@ func (e *Engine) newMiss(live matcher.Request, exhausted bool) *Miss {
 
 // pending reports that the plan answers a miss that settle has still to
 // explain.
-func (p *Plan) pending() bool { return p != nil && p.Miss != nil && p.Miss.pending }
+func (p *answerPlan) pending() bool { return p != nil && p.Miss != nil && p.Miss.pending }
 
 // handleContext is Handle with the miss, if any, explained under ctx.
-func (s *Session) handleContext(ctx context.Context, msg *jsonrpc.Message) *Plan {
+func (s *session) handleContext(ctx context.Context, msg *jsonrpc.Message) *answerPlan {
 	plan := s.planFor(msg)
 	s.settle(ctx, msg, plan)
 	return plan
@@ -63,7 +63,7 @@ func (s *Session) handleContext(ctx context.Context, msg *jsonrpc.Message) *Plan
 // settle explains the plan's pending miss, stopping early when ctx ends,
 // puts the explanation into the answer, and calls OnMiss and OnRequest. It
 // does nothing for any other plan.
-func (s *Session) settle(ctx context.Context, msg *jsonrpc.Message, plan *Plan) {
+func (s *session) settle(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan) {
 	if !plan.pending() {
 		return
 	}
@@ -71,7 +71,7 @@ func (s *Session) settle(ctx context.Context, msg *jsonrpc.Message, plan *Plan) 
 	// The preliminary answer, as recordedPlan built it: the steps that
 	// still carry it (a fault may have replaced or cut it) get the
 	// explained one.
-	prelim := jsonrpc.ErrorResponse(m.id, m.RPCError())
+	prelim := jsonrpc.ErrorResponse(m.id, m.rpcError())
 	s.e.explain(ctx, m)
 	m.pending, m.live = false, matcher.Request{}
 	if s.e.opts.OnMiss != nil {
@@ -79,9 +79,9 @@ func (s *Session) settle(ctx context.Context, msg *jsonrpc.Message, plan *Plan) 
 	}
 	var answer []byte
 	for i := range plan.Steps {
-		if st := &plan.Steps[i]; st.Kind == StepSend && st.Response && bytes.Equal(st.Message, prelim) {
+		if st := &plan.Steps[i]; st.Kind == stepSend && st.Response && bytes.Equal(st.Message, prelim) {
 			if answer == nil {
-				answer = jsonrpc.ErrorResponse(m.id, m.RPCError())
+				answer = jsonrpc.ErrorResponse(m.id, m.rpcError())
 			}
 			st.Message = answer
 		}

@@ -96,7 +96,7 @@ func (e *Engine) addScripted(c *cassettes.Cassette, name string, onlyScripted bo
 // trigger returns the first scripted interaction that matches live and
 // whose conditions hold for this call, counting the call for every
 // scripted interaction that matches.
-func (s *Session) trigger(live matcher.Request) *scripted {
+func (s *session) trigger(live matcher.Request) *scripted {
 	if len(s.e.scripted) == 0 {
 		return nil
 	}
@@ -145,7 +145,7 @@ func (s *Session) trigger(live matcher.Request) *scripted {
 }
 
 // jitter draws a random delay up to max from the session's seeded source.
-func (s *Session) jitter(max time.Duration) time.Duration {
+func (s *session) jitter(max time.Duration) time.Duration {
 	if max <= 0 {
 		return 0
 	}
@@ -156,14 +156,14 @@ func (s *Session) jitter(max time.Duration) time.Duration {
 
 // applyFault turns a plan into its scripted failure. recorded is the
 // recorded latency of the answer, for LatencyFactor.
-func (s *Session) applyFault(plan *Plan, f *cassettes.Fault, recorded time.Duration, id jsonrpc.ID) *Plan {
+func (s *session) applyFault(plan *answerPlan, f *cassettes.Fault, recorded time.Duration, id jsonrpc.ID) *answerPlan {
 	if f == nil {
 		return plan
 	}
 	delay := f.Delay() + time.Duration(float64(recorded)*f.LatencyFactor) + s.jitter(time.Duration(f.JitterMs*float64(time.Millisecond)))
-	out := &Plan{Interaction: plan.Interaction, Miss: plan.Miss, CutAfter: f.CutAfterEvents, Trickle: f.TrickleBytesPerSec}
+	out := &answerPlan{Interaction: plan.Interaction, Miss: plan.Miss, CutAfter: f.CutAfterEvents, Trickle: f.TrickleBytesPerSec}
 	if delay > 0 {
-		out.Steps = append(out.Steps, Step{Kind: StepDelay, Delay: delay})
+		out.Steps = append(out.Steps, step{Kind: stepDelay, Delay: delay})
 	}
 	for _, st := range plan.Steps {
 		if !st.Response {
@@ -174,11 +174,11 @@ func (s *Session) applyFault(plan *Plan, f *cassettes.Fault, recorded time.Durat
 		case f.NoAnswer:
 			continue
 		case f.Exit != nil:
-			st = Step{Kind: StepExit, ExitStatus: *f.Exit}
+			st = step{Kind: stepExit, ExitStatus: *f.Exit}
 		case f.Close:
-			st = Step{Kind: StepClose}
+			st = step{Kind: stepClose}
 		case f.HTTPStatus != 0:
-			st = Step{Kind: StepHTTPStatus, Response: true, Status: f.HTTPStatus, Headers: f.HTTPHeaders, Body: f.HTTPBody,
+			st = step{Kind: stepHTTPStatus, Response: true, Status: f.HTTPStatus, Headers: f.HTTPHeaders, Body: f.HTTPBody,
 				Message: jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 					Message: fmt.Sprintf("mcpmock: scripted HTTP status %d %s (this transport is not HTTP)", f.HTTPStatus, f.HTTPBody)})}
 		case f.Malformed == "line":
@@ -193,7 +193,7 @@ func (s *Session) applyFault(plan *Plan, f *cassettes.Fault, recorded time.Durat
 
 // answerScripted builds the plan of a scripted interaction that has its own
 // response (or, without one, the recording's answer).
-func (s *Session) answerScripted(msg *jsonrpc.Message, sc *scripted, recordedPlan func() *Plan) (*Plan, time.Duration) {
+func (s *session) answerScripted(msg *jsonrpc.Message, sc *scripted, recordedPlan func() *answerPlan) (*answerPlan, time.Duration) {
 	if sc.in.Response == nil && len(sc.in.Exchange) == 0 {
 		plan := recordedPlan()
 		return plan, s.recordedLatency(plan.Interaction)
@@ -202,7 +202,7 @@ func (s *Session) answerScripted(msg *jsonrpc.Message, sc *scripted, recordedPla
 	return plan, latencyOf(sc.in)
 }
 
-func (s *Session) recordedLatency(interaction int) time.Duration {
+func (s *session) recordedLatency(interaction int) time.Duration {
 	if interaction <= 0 || interaction > len(s.e.cassette.Interactions) {
 		return 0
 	}

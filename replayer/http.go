@@ -80,8 +80,8 @@ type HTTPHandler struct {
 
 	mu          sync.Mutex // guards sessions, stateless, sessionless and closed
 	sessions    map[string]*httpSession
-	stateless   map[string]*Session
-	sessionless map[string]*Session // the shared states of a server without sessions (protocol_sessionless.go)
+	stateless   map[string]*session
+	sessionless map[string]*session // the shared states of a server without sessions (protocol_sessionless.go)
 	closed      bool
 	done        chan struct{} // closed by Close
 
@@ -94,7 +94,7 @@ type HTTPHandler struct {
 
 // Handler returns an HTTP front end for the engine.
 func (e *Engine) Handler(opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{e: e, sessions: map[string]*httpSession{}, stateless: map[string]*Session{}, sessionless: map[string]*Session{},
+	h := &HTTPHandler{e: e, sessions: map[string]*httpSession{}, stateless: map[string]*session{}, sessionless: map[string]*session{},
 		done: make(chan struct{}), noSessions: e.recordedWithoutSessions()}
 	if opts != nil {
 		h.opts = *opts
@@ -131,7 +131,7 @@ func (h *HTTPHandler) Close() {
 	sessions := h.sessions
 	h.sessions = map[string]*httpSession{}
 	for _, s := range h.stateless {
-		s.EndSubscriptions()
+		s.endSubscriptions()
 	}
 	h.mu.Unlock()
 	for _, hs := range sessions {
@@ -166,7 +166,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Mcp-Session-Id, or one HTTP+SSE connection.
 type httpSession struct {
 	id string
-	s  *Session
+	s  *session
 
 	sse bool // an HTTP+SSE session (set before it is shared)
 	// ephemeral marks the session of one POST to the replay of a server
@@ -196,7 +196,7 @@ type httpSession struct {
 const maxQueued = 10000
 
 func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
-	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.NewSession(), sse: sse,
+	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.newSession(), sse: sse,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -565,7 +565,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 // answer handles the messages of one POST within a session and writes the
 // HTTP answer: 202 when there is no request, else the responses as JSON or
 // as an event stream. hs is nil for stateless traffic.
-func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
+func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
 	start := time.Now()
 	var table *inflight
 	if hs != nil {
@@ -585,9 +585,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 	defer func() {
 		for _, c := range calls {
 			if resumable {
-				c.plan.Release()
+				c.plan.release()
 			} else {
-				c.plan.ReleaseAll()
+				c.plan.releaseAll()
 			}
 		}
 	}()
@@ -642,7 +642,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *Session,
 // postCall is one request of a POST, its plan and its context.
 type postCall struct {
 	msg  *jsonrpc.Message
-	plan *Plan
+	plan *answerPlan
 	ctx  context.Context
 }
 
@@ -670,7 +670,7 @@ func (h *HTTPHandler) form(calls []postCall, batch bool) (sse bool, eventIDs []s
 
 // answerJSON answers calls with a JSON body: the response, or the array of
 // a batch's responses. A scripted HTTP status takes its place.
-func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *Session, calls []postCall, batch bool, post postOutlet, stateless bool) {
+func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *session, calls []postCall, batch bool, post postOutlet, stateless bool) {
 	outs := make([]postOutlet, len(calls))
 	eachCall(len(calls), func(i int) {
 		o := &outs[i]
@@ -728,7 +728,7 @@ func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *Sess
 // answerSSE answers calls with an event stream, each request's messages
 // as they come. A resumable stream keeps its events for a client that
 // comes back with Last-Event-ID.
-func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *Session, hs *httpSession, calls []postCall, eventIDs []string, resumable bool, post postOutlet) {
+func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *session, hs *httpSession, calls []postCall, eventIDs []string, resumable bool, post postOutlet) {
 	// An answer that starts with a message sends the stream's headers
 	// with it; one that starts by waiting opens the stream first.
 	sw := openSSE(w, eventIDs, len(calls) > 1 || !startsWithSend(calls[0].plan))
@@ -797,13 +797,13 @@ func (o *postOutlet) send(m outMessage) error {
 	return nil
 }
 
-func (o *postOutlet) end(*Step) { o.aborted = true }
+func (o *postOutlet) end(*step) { o.aborted = true }
 
-func (o *postOutlet) status() func(*Step) {
+func (o *postOutlet) status() func(*step) {
 	if o.fault == nil {
 		return nil
 	}
-	return func(st *Step) {
+	return func(st *step) {
 		writeStatus(o.fault, st)
 		o.faulted = true
 	}
@@ -843,18 +843,18 @@ func eachCall(n int, run func(i int)) {
 }
 
 // endsWithResponse reports whether a plan's last step sends the response.
-func endsWithResponse(p *Plan) bool {
-	return len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Kind == StepSend && p.Steps[len(p.Steps)-1].Response
+func endsWithResponse(p *answerPlan) bool {
+	return len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Kind == stepSend && p.Steps[len(p.Steps)-1].Response
 }
 
 // startsWithSend reports whether a plan's first step sends a message.
-func startsWithSend(p *Plan) bool {
-	return len(p.Steps) > 0 && p.Steps[0].Kind == StepSend
+func startsWithSend(p *answerPlan) bool {
+	return len(p.Steps) > 0 && p.Steps[0].Kind == stepSend
 }
 
 // recordedHTTP returns how the interaction that answers a plan travelled
 // over HTTP, or nil.
-func (e *Engine) recordedHTTP(p *Plan) *cassettes.HTTP {
+func (e *Engine) recordedHTTP(p *answerPlan) *cassettes.HTTP {
 	if p.Interaction <= 0 || p.Interaction > len(e.cassette.Interactions) {
 		return nil
 	}
@@ -864,7 +864,7 @@ func (e *Engine) recordedHTTP(p *Plan) *cassettes.HTTP {
 // statusOf is the HTTP status of a JSON answer: the recorded one for a
 // recorded error, 404 for method-not-found in the stateless era (as its
 // transport requires), else 200.
-func (e *Engine) statusOf(p *Plan, response []byte, stateless bool) int {
+func (e *Engine) statusOf(p *answerPlan, response []byte, stateless bool) int {
 	m, err := jsonrpc.Parse(response)
 	if err != nil || m.Error == nil {
 		return http.StatusOK

@@ -12,9 +12,9 @@ import (
 // answer trickled.
 
 // httpFault returns the plan's scripted HTTP status step, if any.
-func (p *Plan) httpFault() *Step {
+func (p *answerPlan) httpFault() *step {
 	for i := range p.Steps {
-		if p.Steps[i].Kind == StepHTTPStatus {
+		if p.Steps[i].Kind == stepHTTPStatus {
 			return &p.Steps[i]
 		}
 	}
@@ -23,7 +23,7 @@ func (p *Plan) httpFault() *Step {
 
 // writeStatus answers with the scripted HTTP status of st, its headers
 // and its body.
-func writeStatus(w http.ResponseWriter, st *Step) {
+func writeStatus(w http.ResponseWriter, st *step) {
 	for k, v := range st.Headers {
 		w.Header().Set(k, v)
 	}

@@ -33,8 +33,8 @@ func serveFaults(t *testing.T, when *cassettes.When, fault cassettes.Fault) stri
 	return srv.URL + "/mcp"
 }
 
-// session initializes an HTTP session and returns its headers.
-func session(t *testing.T, u string) map[string]string {
+// openSession initializes an HTTP session and returns its headers.
+func openSession(t *testing.T, u string) map[string]string {
 	t.Helper()
 	init := do(t, "POST", u, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, nil)
 	return map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
@@ -44,7 +44,7 @@ const weatherBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"na
 
 func TestHTTPStatusFault(t *testing.T) {
 	u := serveFaults(t, &cassettes.When{Nth: 2}, cassettes.Fault{HTTPStatus: 429, HTTPHeaders: map[string]string{"Retry-After": "2"}, HTTPBody: "slow down"})
-	h := session(t, u)
+	h := openSession(t, u)
 	if x := do(t, "POST", u, weatherBody, h); x.status != 200 || !strings.Contains(x.body, "sunny") {
 		t.Errorf("first call: %d %q", x.status, x.body)
 	}
@@ -74,14 +74,14 @@ func TestHTTPStatusFaultRealClient(t *testing.T) {
 
 func TestHTTPDelayAndClose(t *testing.T) {
 	u := serveFaults(t, nil, cassettes.Fault{DelayMs: 150})
-	h := session(t, u)
+	h := openSession(t, u)
 	start := time.Now()
 	if x := do(t, "POST", u, weatherBody, h); x.status != 200 || time.Since(start) < 150*time.Millisecond {
 		t.Errorf("delay: %d after %v", x.status, time.Since(start))
 	}
 
 	u = serveFaults(t, nil, cassettes.Fault{Close: true})
-	h = session(t, u)
+	h = openSession(t, u)
 	req, _ := http.NewRequestWithContext(t.Context(), "POST", u, strings.NewReader(weatherBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -118,7 +118,7 @@ func serveProgressFault(t *testing.T, fault cassettes.Fault) string {
 // delivers the response.
 func TestHTTPCutStream(t *testing.T) {
 	u := serveProgressFault(t, cassettes.Fault{CutAfterEvents: 1})
-	h := session(t, u)
+	h := openSession(t, u)
 	x := do(t, "POST", u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}`, h)
 	ev := events(x.body)
 	if len(ev) != 1 || !strings.Contains(ev[0], "notifications/progress") {
@@ -131,7 +131,7 @@ func TestHTTPCutStream(t *testing.T) {
 // the status alone, not with an event stream.
 func TestHTTPStatusFaultOnAStream(t *testing.T) {
 	u := serveProgressFault(t, cassettes.Fault{HTTPStatus: 503, HTTPBody: "down"})
-	x := do(t, "POST", u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}`, session(t, u))
+	x := do(t, "POST", u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}`, openSession(t, u))
 	if x.status != 503 || x.body != "down" {
 		t.Errorf("got %d %q, want 503 \"down\"", x.status, x.body)
 	}
@@ -139,7 +139,7 @@ func TestHTTPStatusFaultOnAStream(t *testing.T) {
 
 func TestHTTPTrickle(t *testing.T) {
 	u := serveFaults(t, nil, cassettes.Fault{TrickleBytesPerSec: 600})
-	h := session(t, u)
+	h := openSession(t, u)
 	req, _ := http.NewRequestWithContext(t.Context(), "POST", u, strings.NewReader(weatherBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

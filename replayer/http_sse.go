@@ -80,7 +80,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			defer forget()
 			defer cancel(nil)
 			hs.s.carry(ctx, m.msg, plan, start, out)
-			plan.Release()
+			plan.release()
 		}()
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -40,7 +40,7 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 
 // statelessSession returns the Session that holds the replay state of a
 // stateless request.
-func (h *HTTPHandler) statelessSession(r *http.Request) *Session {
+func (h *HTTPHandler) statelessSession(r *http.Request) *session {
 	return h.sharedState(r, h.stateless, nil) // protocol_sessionless.go
 }
 

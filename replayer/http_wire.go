@@ -181,12 +181,12 @@ func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 
 // streams reports whether a plan sends anything before its response (then
 // the answer must be an event stream).
-func (p *Plan) streams() bool {
+func (p *answerPlan) streams() bool {
 	for _, st := range p.Steps {
-		if st.Kind == StepListen {
+		if st.Kind == stepListen {
 			return true
 		}
-		if st.Kind == StepSend && (st.inline || !st.Notify && !st.unsolicited) {
+		if st.Kind == stepSend && (st.inline || !st.Notify && !st.unsolicited) {
 			return !st.Response
 		}
 	}
@@ -194,9 +194,9 @@ func (p *Plan) streams() bool {
 }
 
 // responseOf returns the response message of a plan.
-func (p *Plan) response() []byte {
+func (p *answerPlan) response() []byte {
 	for _, st := range p.Steps {
-		if st.Kind == StepSend && st.Response {
+		if st.Kind == stepSend && st.Response {
 			return st.Message
 		}
 	}

@@ -16,14 +16,14 @@ var logLevels = map[string]int{"debug": 0, "info": 1, "notice": 2, "warning": 3,
 // replayed notifications/message below it are dropped. When the cassette
 // holds no logging/setLevel but the recorded server declared logging, the
 // answer is {} as the server's would be; otherwise the recording answers.
-func (s *Session) setLevel(msg *jsonrpc.Message) *Plan {
+func (s *session) setLevel(msg *jsonrpc.Message) *answerPlan {
 	var p struct {
 		Level string `json:"level"`
 	}
 	json.Unmarshal(msg.Params, &p)
 	n, ok := logLevels[p.Level]
 	if !ok {
-		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+		return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(mustJSON(p.Level))})}}}
 	}
 	if !s.noSession { // protocol_sessionless.go
@@ -33,7 +33,7 @@ func (s *Session) setLevel(msg *jsonrpc.Message) *Plan {
 	}
 	if len(s.e.byMethod["logging/setLevel"]) == 0 && s.e.caps.logging {
 		s.e.stats.matched.Add(1)
-		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
+		return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
 	}
 	return nil
 }
@@ -45,7 +45,7 @@ func mustJSON(v any) []byte {
 
 // keepLog reports whether a server notification passes the session's
 // logging level (every message but a notifications/message below it).
-func (s *Session) keepLog(m *jsonrpc.Message) bool {
+func (s *session) keepLog(m *jsonrpc.Message) bool {
 	if m.Method != "notifications/message" {
 		return true
 	}
@@ -89,7 +89,7 @@ func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
 // badLogLevel answers a 2026-07-28 request whose _meta logLevel is no
 // logging level with -32602, as the logging spec of that version says a
 // server should.
-func badLogLevel(msg *jsonrpc.Message) *Plan {
+func badLogLevel(msg *jsonrpc.Message) *answerPlan {
 	if !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		return nil
 	}
@@ -97,7 +97,7 @@ func badLogLevel(msg *jsonrpc.Message) *Plan {
 		return nil
 	}
 	raw := memberAt(memberAt(msg.Params, "_meta"), mcp.MetaLogLevel)
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(raw) + " in _meta " + mcp.MetaLogLevel})}}}
 }
 
@@ -106,13 +106,13 @@ func badLogLevel(msg *jsonrpc.Message) *Plan {
 // era, sent only when the request's _meta names a level, and only at or
 // above it. (The stateful era's logging/setLevel level is applied by
 // keepLog as the plan is made.)
-func (s *Session) perRequestLogs(msg *jsonrpc.Message, plan *Plan) *Plan {
+func (s *session) perRequestLogs(msg *jsonrpc.Message, plan *answerPlan) *answerPlan {
 	if plan == nil || !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		return plan
 	}
 	level, set, _ := requestLogLevel(msg.Params)
-	drop := func(st Step) bool {
-		if st.Kind != StepSend || st.Response || !bytes.Contains(st.Message, []byte(`"notifications/message"`)) {
+	drop := func(st step) bool {
+		if st.Kind != stepSend || st.Response || !bytes.Contains(st.Message, []byte(`"notifications/message"`)) {
 			return false
 		}
 		m, err := jsonrpc.Parse(st.Message)

@@ -234,7 +234,7 @@ func (x *index) search(live matcher.Request, wantPlain bool) ([]int, *keyList) {
 // choose finds the recorded request that answers live: among the matches,
 // exact ones before looser ones, then the first unused in recorded order;
 // once all are used, the last one again (unless strict or limited by times).
-func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
+func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	e := s.e
 	// A list request is narrowed to its generation (narrow); any other
 	// request with a plain key list is answered from it directly, at a
@@ -309,7 +309,7 @@ func (s *Session) choose(live matcher.Request) (*recorded, *Miss) {
 // longer answer first (each was used up, and uses only grow), so a call
 // costs the same however many times the request was recorded. It returns
 // nil when every request is used up.
-func (s *Session) chooseIn(l *keyList) *recorded {
+func (s *session) chooseIn(l *keyList) *recorded {
 	e := s.e
 	s.mu.Lock()
 	defer s.mu.Unlock()

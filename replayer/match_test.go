@@ -127,9 +127,9 @@ func TestMissHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
+	s := e.newSession()
 	msg, _ := jsonrpc.Parse([]byte(matchCall(1, "get_weather", `{"location":"Paris","_meta":{"com.example/req.id":"b"}}`)))
-	plan := s.Handle(msg)
+	plan := s.plan(msg)
 	if plan.Miss == nil {
 		t.Fatal("no miss")
 	}
@@ -156,7 +156,7 @@ func TestMissHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan := e.NewSession().Handle(msg); plan.Miss != nil {
+	if plan := e.newSession().plan(msg); plan.Miss != nil {
 		t.Errorf("the hinted rule does not match: %s", plan.Miss.Report())
 	}
 }
@@ -201,15 +201,15 @@ func BenchmarkReplayCall(b *testing.B) {
 				msgs[i], _ = jsonrpc.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city %d","units":"metric","timestamp":%d}}}`, i, city, tsFor(cfg.name == "ignore", city, i)))
 			}
 			b.Run(fmt.Sprintf("%s/n=%d", cfg.name, n), func(b *testing.B) {
-				s := e.NewSession()
+				s := e.newSession()
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					p := s.Handle(msgs[i%distinct])
+					p := s.plan(msgs[i%distinct])
 					if p.Miss != nil {
 						b.Fatal(p.Miss.Report())
 					}
-					p.ReleaseAll()
+					p.releaseAll()
 				}
 				perCall := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 				if n == 10 {
@@ -300,7 +300,7 @@ func TestRepeatsWithTimesInOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := e.NewSession()
+			s := e.newSession()
 			var got []string
 			for i := range want {
 				for _, tool := range []string{"roll", "other"} {
@@ -308,7 +308,7 @@ func TestRepeatsWithTimesInOrder(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					plan := s.Handle(msg)
+					plan := s.plan(msg)
 					if tool == "other" {
 						continue
 					}
@@ -352,12 +352,12 @@ func BenchmarkReplayRepeats(b *testing.B) {
 			b.ReportAllocs()
 			// A session per 64 × repeats calls, as a client session of
 			// the harness: it uses every recorded call once.
-			s := e.NewSession()
+			s := e.newSession()
 			for i := 0; b.Loop(); i++ {
 				if i%(64*repeats) == 0 {
-					s = e.NewSession()
+					s = e.newSession()
 				}
-				if p := s.Handle(msgs[i%64]); p.Miss != nil {
+				if p := s.plan(msgs[i%64]); p.Miss != nil {
 					b.Fatal(p.Miss.Report())
 				}
 			}
@@ -378,24 +378,24 @@ func TestReplayCallAllocates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
+	s := e.newSession()
 	msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"city 7","units":"metric","timestamp":1767225607}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"weather 7"}]}}`
 	for _, c := range []struct {
-		release func(*Plan)
+		recycle func(*answerPlan)
 		allocs  float64
-	}{{(*Plan).ReleaseAll, 0}, {(*Plan).Release, 1}} {
+	}{{(*answerPlan).releaseAll, 0}, {(*answerPlan).release, 1}} {
 		var kept [][]byte
 		call := func() {
-			p := s.Handle(msg)
+			p := s.plan(msg)
 			if p.Miss != nil || p.Interaction != 8 || len(p.Steps) != 1 || string(p.Steps[0].Message) != want {
 				t.Fatalf("plan %+v", p)
 			}
 			kept = append(kept[:0], p.Steps[0].Message)
-			c.release(p)
+			c.recycle(p)
 		}
 		call()
 		if n := testing.AllocsPerRun(200, call); n > c.allocs {
@@ -408,7 +408,7 @@ func TestReplayCallAllocates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Handle(other).ReleaseAll()
+			s.plan(other).releaseAll()
 			if string(kept[0]) != want {
 				t.Errorf("a response kept after Release changed: %s", kept[0])
 			}

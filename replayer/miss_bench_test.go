@@ -70,10 +70,10 @@ func BenchmarkMiss(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Run(fmt.Sprintf("%s/S=%dKB/R=%d", shape, size>>10, r), func(b *testing.B) {
-					s := e.NewSession()
+					s := e.newSession()
 					b.ReportAllocs()
 					for b.Loop() {
-						p := s.Handle(msg)
+						p := s.plan(msg)
 						if p.Miss == nil || len(p.Miss.Candidates) == 0 {
 							b.Fatal("no explained miss")
 						}

@@ -51,11 +51,11 @@ func missCassetteText(t *testing.T, n int) string {
 // that matches nothing is answered while the miss is still being
 // explained (the explanation waits here until the ping's answer came).
 func TestMissDoesNotHoldTheConnection(t *testing.T) {
-	release := make(chan struct{})
+	recycle := make(chan struct{})
 	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
+	free := func() { once.Do(func() { close(recycle) }) }
 	t.Cleanup(free)
-	w, _ := serveCassette(t, missCassetteText(t, 20), &Options{Matcher: gatedMatcher{gate: func() { <-release }}})
+	w, _ := serveCassette(t, missCassetteText(t, 20), &Options{Matcher: gatedMatcher{gate: func() { <-recycle }}})
 	w.send(string(missRequest(256<<10, "docs")))
 	w.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
 	if m := w.recv(); m["id"] != "ping" || m["result"] == nil {
@@ -155,7 +155,7 @@ func TestLargeMissExplained(t *testing.T) {
 			}
 			var onMiss []Miss
 			e.opts.OnMiss = func(m Miss) { onMiss = append(onMiss, m) }
-			plan := e.NewSession().Handle(msg)
+			plan := e.newSession().plan(msg)
 			m := plan.Miss
 			if m == nil || m.Method != "tools/call" || m.Tool != "search" || len(m.Candidates) == 0 {
 				t.Fatalf("miss %+v, want one of tools/call search with candidates", m)
@@ -221,13 +221,13 @@ func TestMissDifferencesBounded(t *testing.T) {
 // that carries a miss is answered 202 while the miss is still being
 // explained, and the explained answer follows on the stream.
 func TestSSEMissDoesNotHoldThePOST(t *testing.T) {
-	release := make(chan struct{})
+	recycle := make(chan struct{})
 	entered := make(chan struct{})
 	var once sync.Once
 	gate := func() {
 		once.Do(func() {
 			close(entered)
-			<-release
+			<-recycle
 		})
 	}
 	c, err := cassettes.Parse("test.json", []byte(missCassetteText(t, 20)))
@@ -283,7 +283,7 @@ func TestSSEMissDoesNotHoldThePOST(t *testing.T) {
 	if got := <-posted; got != 202 {
 		t.Errorf("POST of the miss: %d, want 202", got)
 	}
-	close(release)
+	close(recycle)
 	if d := data(); !strings.Contains(d, `"code":-32010`) || !strings.Contains(d, "closest") {
 		t.Errorf("stream carried %.300s, want the explained miss", d)
 	}

@@ -56,7 +56,7 @@ func (f *listenFilter) wants(method string, params json.RawMessage) bool {
 
 // attach registers an outlet for the session's server-initiated messages
 // (a stdio stream, a GET stream); the returned func removes it.
-func (s *Session) attach(send func([]byte)) (detach func()) {
+func (s *session) attach(send func([]byte)) (detach func()) {
 	s.mu.Lock()
 	s.nextSink++
 	n := s.nextSink
@@ -80,7 +80,7 @@ func (s *Session) attach(send func([]byte)) (detach func()) {
 
 // track counts a session's outlets; Notify reaches the sessions that have
 // any.
-func (e *Engine) track(s *Session, d int) {
+func (e *Engine) track(s *session, d int) {
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()
 	if e.live[s] += d; e.live[s] <= 0 {
@@ -98,23 +98,23 @@ func (e *Engine) track(s *Session, d int) {
 // sessions reached.
 func (e *Engine) Notify(method string, params json.RawMessage) int {
 	e.liveMu.Lock()
-	sessions := make([]*Session, 0, len(e.live))
+	sessions := make([]*session, 0, len(e.live))
 	for s := range e.live {
 		sessions = append(sessions, s)
 	}
 	e.liveMu.Unlock()
 	n := 0
 	for _, s := range sessions {
-		if s.Notify(method, params) {
+		if s.notifyClient(method, params) {
 			n++
 		}
 	}
 	return n
 }
 
-// Notify sends a server notification to this session's client (see
+// notifyClient sends a server notification to this session's client (see
 // Engine.Notify). It reports whether a stream took it.
-func (s *Session) Notify(method string, params json.RawMessage) bool {
+func (s *session) notifyClient(method string, params json.RawMessage) bool {
 	return s.publish(notification(method, params))
 }
 
@@ -132,12 +132,12 @@ func notification(method string, params json.RawMessage) []byte {
 // subscription id), or else, outside the 2026-07-28 era, to its outlets.
 // A list change is dropped when the recorded server did not declare it,
 // and counts as a change of the list either way.
-func (s *Session) publish(raw []byte) bool { return s.publishTo(raw, nil) }
+func (s *session) publish(raw []byte) bool { return s.publishTo(raw, nil) }
 
 // publishTo is publish with the session's outlets replaced by send, when
 // not nil: the outlet of the plan that sends the notification, which keeps
 // its place among the plan's messages.
-func (s *Session) publishTo(raw []byte, send func([]byte)) bool {
+func (s *session) publishTo(raw []byte, send func([]byte)) bool {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
 		return false
@@ -191,7 +191,7 @@ func (s *Session) publishTo(raw []byte, send func([]byte)) bool {
 
 // outletsLocked returns the session's outlets in the order they were
 // attached; s.mu is held.
-func (s *Session) outletsLocked() []func([]byte) {
+func (s *session) outletsLocked() []func([]byte) {
 	sinks := make([]func([]byte), 0, len(s.sinks))
 	keys := make([]int, 0, len(s.sinks))
 	for k := range s.sinks {
@@ -207,7 +207,7 @@ func (s *Session) outletsLocked() []func([]byte) {
 // toOutlets sends a server message that belongs to no request, as it is,
 // to the session's outlets. It reports false when the session has none
 // (a server without sessions, over HTTP, has no stream for it).
-func (s *Session) toOutlets(raw []byte) bool {
+func (s *session) toOutlets(raw []byte) bool {
 	s.mu.Lock()
 	sinks := s.outletsLocked()
 	s.mu.Unlock()
@@ -291,7 +291,7 @@ func (e *Engine) prepareListen() {
 // for, each with the live request's id as its subscription id, until the
 // client cancels (stdio), closes the stream (HTTP), or the server ends it
 // (then a "complete" response closes it gracefully).
-func (s *Session) listen(msg *jsonrpc.Message) *Plan {
+func (s *session) listen(msg *jsonrpc.Message) *answerPlan {
 	var p struct {
 		Notifications listenFilter `json:"notifications"`
 	}
@@ -315,17 +315,17 @@ func (s *Session) listen(msg *jsonrpc.Message) *Plan {
 	ackParams, _ := json.Marshal(map[string]any{"notifications": f})
 	ack, _ := withSubscriptionID(notification("notifications/subscriptions/acknowledged", ackParams), msg.ID)
 	closing, _ := json.Marshal(map[string]any{"resultType": "complete", "_meta": map[string]json.RawMessage{mcp.MetaSubscriptionID: json.RawMessage(msg.ID)}})
-	return &Plan{Steps: []Step{
-		{Kind: StepSend, Message: ack},
-		{Kind: StepListen, ReplyID: msg.ID},
-		{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, closing)},
+	return &answerPlan{Steps: []step{
+		{Kind: stepSend, Message: ack},
+		{Kind: stepListen, replyID: msg.ID},
+		{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, closing)},
 	}}
 }
 
 // serveListen carries the notifications of the subscription id to emit
 // until ctx ends (the client went away or cancelled: it returns false) or
 // the server ends the subscription (true: the closing response follows).
-func (s *Session) serveListen(ctx context.Context, id jsonrpc.ID, emit func([]byte) error) bool {
+func (s *session) serveListen(ctx context.Context, id jsonrpc.ID, emit func([]byte) error) bool {
 	s.mu.Lock()
 	l := s.listeners[id]
 	s.mu.Unlock()
@@ -357,7 +357,7 @@ func (s *Session) serveListen(ctx context.Context, id jsonrpc.ID, emit func([]by
 
 // EndSubscriptions ends the session's subscriptions/listen streams
 // gracefully: each gets its "complete" response.
-func (s *Session) EndSubscriptions() {
+func (s *session) endSubscriptions() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, l := range s.listeners {

@@ -130,14 +130,14 @@ func parseCursor(c string) (listing, gen, offset int, ok bool) {
 }
 
 // invalidCursor is the -32602 answer of an unknown or stale cursor.
-func invalidCursor(msg *jsonrpc.Message, why string) *Plan {
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+func invalidCursor(msg *jsonrpc.Message, why string) *answerPlan {
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + why})}}}
 }
 
 // repage answers a list request from the re-paged recording, or returns
 // nil when re-paging is off or does not apply.
-func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
+func (s *session) repage(msg *jsonrpc.Message, live matcher.Request) *answerPlan {
 	size := s.e.pageSize()
 	spec, isList := mcp.ListOf(msg.Method)
 	if size <= 0 || !isList || len(s.e.listings[msg.Method]) == 0 {
@@ -147,7 +147,7 @@ func (s *Session) repage(msg *jsonrpc.Message, live matcher.Request) *Plan {
 	cursor := mcp.Cursor(msg.Params)
 	var l *listing
 	offset := 0
-	var plan *Plan
+	var plan *answerPlan
 	if cursor == "" {
 		r, _ := s.choose(live)
 		if r == nil {

@@ -183,7 +183,7 @@ func (e *Engine) prepareProtocol() {
 // a request of a client whose declared capabilities can choose among the
 // recorded answers (preferFitting) of a recording that asks clients for
 // input.
-func (s *Session) plainOK(live matcher.Request) bool {
+func (s *session) plainOK(live matcher.Request) bool {
 	if mcp.ListKind(live.Method) != "" {
 		return false
 	}
@@ -199,7 +199,7 @@ func (s *Session) plainOK(live matcher.Request) bool {
 // for a list, the recorded answers of the session's list generation; for a
 // retry of a multi round-trip request (2026-07-28), the recorded retry that
 // carries the same requestState. When none does, it keeps them all.
-func (s *Session) narrow(live matcher.Request, matches []int) []int {
+func (s *session) narrow(live matcher.Request, matches []int) []int {
 	if len(matches) < 2 {
 		return matches
 	}
@@ -207,7 +207,7 @@ func (s *Session) narrow(live matcher.Request, matches []int) []int {
 }
 
 // narrowState is narrow by the list generation or requestState.
-func (s *Session) narrowState(live matcher.Request, matches []int) []int {
+func (s *session) narrowState(live matcher.Request, matches []int) []int {
 	e := s.e
 	if k := mcp.ListKind(live.Method); k != "" {
 		s.mu.Lock()
@@ -247,20 +247,20 @@ func (s *Session) narrowState(live matcher.Request, matches []int) []int {
 // checkVersion answers a request whose per-request _meta names a protocol
 // version the recorded server does not speak with -32022, as the server
 // would: its data lists the supported versions.
-func (s *Session) checkVersion(msg *jsonrpc.Message) *Plan {
+func (s *session) checkVersion(msg *jsonrpc.Message) *answerPlan {
 	v := mcp.MetaVersion(msg.Params)
 	if v == "" || len(s.e.caps.supported) == 0 || slices.Contains(s.e.caps.supported, v) {
 		return nil
 	}
 	data, _ := json.Marshal(unsupportedVersion{Supported: s.e.caps.supported, Requested: v})
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 		Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + v, Data: data})}}}
 }
 
 // protocolPlan answers what the protocol itself decides before any
 // matching: a protocol version the recording does not speak (-32022),
 // subscriptions/listen, and logging/setLevel when the cassette lacks it.
-func (s *Session) protocolPlan(msg *jsonrpc.Message) *Plan {
+func (s *session) protocolPlan(msg *jsonrpc.Message) *answerPlan {
 	if mcp.Stateless(mcp.MetaVersion(msg.Params)) {
 		s.mu.Lock()
 		s.modern = true
@@ -291,7 +291,7 @@ func (s *Session) protocolPlan(msg *jsonrpc.Message) *Plan {
 
 // badCursor turns a miss of a list request with a cursor into the -32602
 // a server answers to an unknown cursor.
-func (s *Session) badCursor(msg *jsonrpc.Message, plan *Plan) *Plan {
+func (s *session) badCursor(msg *jsonrpc.Message, plan *answerPlan) *answerPlan {
 	if _, isList := mcp.ListOf(msg.Method); plan.Miss == nil || !isList {
 		return plan
 	}
@@ -305,9 +305,9 @@ func (s *Session) badCursor(msg *jsonrpc.Message, plan *Plan) *Plan {
 }
 
 // withNotify appends a fault's scripted notifications after the answer.
-func (s *Session) withNotify(plan *Plan, f *cassettes.Fault) *Plan {
+func (s *session) withNotify(plan *answerPlan, f *cassettes.Fault) *answerPlan {
 	for _, m := range f.Notify {
-		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Notify: true, Message: notification(m, nil)})
+		plan.Steps = append(plan.Steps, step{Kind: stepSend, Notify: true, Message: notification(m, nil)})
 	}
 	return plan
 }

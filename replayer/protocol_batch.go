@@ -17,13 +17,13 @@ import (
 
 // batchRun returns how many steps from the first one on are sends of one
 // recorded server batch (1 when the first is no batch member).
-func batchRun(steps []Step) int {
+func batchRun(steps []step) int {
 	b := steps[0].Batch
-	if b == 0 || steps[0].Kind != StepSend || steps[0].Notify {
+	if b == 0 || steps[0].Kind != stepSend || steps[0].Notify {
 		return 1
 	}
 	n := 1
-	for n < len(steps) && steps[n].Kind == StepSend && !steps[n].Notify && steps[n].Batch == b {
+	for n < len(steps) && steps[n].Kind == stepSend && !steps[n].Notify && steps[n].Batch == b {
 		n++
 	}
 	return n
@@ -39,7 +39,7 @@ func batchesAllowed(r *http.Request) bool {
 
 // noteVersion keeps the protocol version that the answer to the session's
 // initialize negotiates.
-func (s *Session) noteVersion(msg *jsonrpc.Message, plan *Plan) {
+func (s *session) noteVersion(msg *jsonrpc.Message, plan *answerPlan) {
 	if msg.Method != "initialize" || plan == nil {
 		return
 	}
@@ -60,7 +60,7 @@ func (s *Session) noteVersion(msg *jsonrpc.Message, plan *Plan) {
 // batches reports whether the session may be sent a batch: it negotiated
 // a version before 2025-06-18, or none yet (as the recorded server, which
 // batched, did).
-func (s *Session) batches() bool {
+func (s *session) batches() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return mcp.Batches(s.version)

@@ -151,7 +151,7 @@ func inputRequestsOf(response []byte) map[string]struct {
 // (it could not take it either), the recorded answer follows without it;
 // otherwise the recording has no answer for such a client, and the
 // request gets -32021 too.
-func (s *Session) checkClientCaps(msg *jsonrpc.Message, plan *Plan) *Plan {
+func (s *session) checkClientCaps(msg *jsonrpc.Message, plan *answerPlan) *answerPlan {
 	if plan == nil || plan.Miss != nil {
 		return plan
 	}
@@ -164,7 +164,7 @@ func (s *Session) checkClientCaps(msg *jsonrpc.Message, plan *Plan) *Plan {
 	}
 	missing := map[string]map[string]any{}
 	for _, st := range plan.Steps {
-		if st.Kind != StepSend || len(st.Message) == 0 {
+		if st.Kind != stepSend || len(st.Message) == 0 {
 			continue
 		}
 		if st.Response {
@@ -184,7 +184,7 @@ func (s *Session) checkClientCaps(msg *jsonrpc.Message, plan *Plan) *Plan {
 }
 
 // capError is the -32021 answer to msg for the missing capabilities.
-func (s *Session) capError(msg *jsonrpc.Message, plan *Plan, missing map[string]map[string]any) *Plan {
+func (s *session) capError(msg *jsonrpc.Message, plan *answerPlan, missing map[string]map[string]any) *answerPlan {
 	names := make([]string, 0, len(missing))
 	for n := range missing {
 		names = append(names, n)
@@ -197,7 +197,7 @@ func (s *Session) capError(msg *jsonrpc.Message, plan *Plan, missing map[string]
 	text := "Server requires the " + strings.Join(names, " and ") + noun + " for this request"
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": missing})
 	s.e.opts.Logger.Warn("answered " + msg.Method + " with -32021: " + text)
-	return &Plan{Interaction: plan.Interaction, Steps: []Step{{Kind: StepSend, Response: true,
+	return &answerPlan{Interaction: plan.Interaction, Steps: []step{{Kind: stepSend, Response: true,
 		Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: text, Data: data})}}}
 }
 
@@ -237,7 +237,7 @@ func (e *Engine) recordedCaps(index int) map[string]json.RawMessage {
 
 // noteInitialize keeps the capabilities a stateful client declares in its
 // initialize.
-func (s *Session) noteInitialize(msg *jsonrpc.Message) {
+func (s *session) noteInitialize(msg *jsonrpc.Message) {
 	if msg.Method != "initialize" || msg.Kind() != jsonrpc.KindRequest {
 		return
 	}
@@ -268,7 +268,7 @@ func lacks(caps, rec map[string]json.RawMessage, method string, params json.RawM
 // clientCapsFor returns the capabilities the client declared for a
 // request: those of a 2026-07-28 request's _meta, or else (stateful true)
 // those of the session's initialize. ok is false when neither is known.
-func (s *Session) clientCapsFor(params json.RawMessage) (caps map[string]json.RawMessage, stateful, ok bool) {
+func (s *session) clientCapsFor(params json.RawMessage) (caps map[string]json.RawMessage, stateful, ok bool) {
 	if caps, ok := clientCapsOf(params); ok {
 		return caps, false, true
 	}
@@ -287,7 +287,7 @@ func recordedError(reply json.RawMessage) bool {
 }
 
 // checkInitCaps is checkClientCaps for a stateful session.
-func (s *Session) checkInitCaps(msg *jsonrpc.Message, plan *Plan, caps map[string]json.RawMessage) *Plan {
+func (s *session) checkInitCaps(msg *jsonrpc.Message, plan *answerPlan, caps map[string]json.RawMessage) *answerPlan {
 	var rec map[string]json.RawMessage
 	if plan.Interaction > 0 {
 		rec = s.e.recordedCaps(plan.Interaction - 1)
@@ -295,7 +295,7 @@ func (s *Session) checkInitCaps(msg *jsonrpc.Message, plan *Plan, caps map[strin
 	missing := map[string]map[string]any{}
 	var skip []int
 	for i, st := range plan.Steps {
-		if st.Kind == StepSend && st.Response && bytes.Contains(st.Message, []byte(`-32042`)) {
+		if st.Kind == stepSend && st.Response && bytes.Contains(st.Message, []byte(`-32042`)) {
 			// A URLElicitationRequiredError asks for URL-mode elicitation
 			// (protocol_elicit.go).
 			if m, err := jsonrpc.Parse(st.Message); err == nil && m.Error != nil && m.Error.Code == CodeURLElicitationRequired {
@@ -305,7 +305,7 @@ func (s *Session) checkInitCaps(msg *jsonrpc.Message, plan *Plan, caps map[strin
 			}
 			continue
 		}
-		if st.Kind != StepSend || st.Response || st.Notify || !bytes.Contains(st.Message, []byte(`"method"`)) {
+		if st.Kind != stepSend || st.Response || st.Notify || !bytes.Contains(st.Message, []byte(`"method"`)) {
 			continue
 		}
 		m, err := jsonrpc.Parse(st.Message)
@@ -319,7 +319,7 @@ func (s *Session) checkInitCaps(msg *jsonrpc.Message, plan *Plan, caps map[strin
 		}
 		await := -1
 		for j := i + 1; j < len(plan.Steps); j++ {
-			if plan.Steps[j].Kind == StepAwaitReply && plan.Steps[j].ReplyID == m.ID {
+			if plan.Steps[j].Kind == stepAwaitReply && plan.Steps[j].replyID == m.ID {
 				await = j
 				break
 			}
@@ -370,7 +370,7 @@ func (s *Session) checkInitCaps(msg *jsonrpc.Message, plan *Plan, caps map[strin
 // whose recorded answer needs no capability the live client lacks (or
 // whose recorded client answered such a request with an error, as the
 // live one would): what the server did for a client like this one.
-func (s *Session) preferFitting(live matcher.Request, matches []int) []int {
+func (s *session) preferFitting(live matcher.Request, matches []int) []int {
 	if len(matches) < 2 {
 		return matches
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -81,14 +80,7 @@ func TestMissingClientCapabilityWire(t *testing.T) {
 		`{}`:                         `"requiredCapabilities":{"elicitation":{}}`,
 		`{"elicitation":{}}`:         "",
 	} {
-		msg, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mrtr","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`))
-		plan := e.NewSession().Handle(msg)
-		var answer string
-		for _, st := range plan.Steps {
-			if st.Response {
-				answer = string(st.Message)
-			}
-		}
+		answer := serveLines(t, e).call(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mrtr","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`)
 		switch {
 		case want == "" && strings.Contains(answer, "-32021"):
 			t.Errorf("%s: %s", caps, answer)

@@ -39,15 +39,15 @@ const methodElicitationComplete = "notifications/elicitation/complete"
 // live is the request the plan answers, whose params hold the ids the
 // client chose; chain is what stateIn found for it (nil when it is no
 // retry of one made here): its completions name its ids.
-func (s *Session) elicitOut(live *jsonrpc.Message, plan *Plan, chain *mrtrChain) *Plan {
+func (s *session) elicitOut(live *jsonrpc.Message, plan *answerPlan, chain *mrtrChain) *answerPlan {
 	if plan == nil {
 		return plan
 	}
 	s.mu.Lock()
 	seen := len(s.elicits) > 0
 	s.mu.Unlock()
-	if !seen && !slices.ContainsFunc(plan.Steps, func(st Step) bool {
-		return st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`))
+	if !seen && !slices.ContainsFunc(plan.Steps, func(st step) bool {
+		return st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`))
 	}) {
 		return plan
 	}
@@ -55,7 +55,7 @@ func (s *Session) elicitOut(live *jsonrpc.Message, plan *Plan, chain *mrtrChain)
 	out := *plan
 	out.Steps = nil
 	for _, st := range plan.Steps {
-		if st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
+		if st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
 			msg, completes, drop := s.relicit(st.Message, chain, chosen)
 			if drop != "" {
 				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": " + drop)
@@ -71,7 +71,7 @@ func (s *Session) elicitOut(live *jsonrpc.Message, plan *Plan, chain *mrtrChain)
 	ids := maps.Clone(s.elicits)
 	s.mu.Unlock()
 	for i, st := range out.Steps {
-		if st.Kind == StepSend {
+		if st.Kind == stepSend {
 			out.Steps[i].Message = recordedIDs(st.Message, ids)
 		}
 	}
@@ -82,7 +82,7 @@ func (s *Session) elicitOut(live *jsonrpc.Message, plan *Plan, chain *mrtrChain)
 // plan answers: each recorded string of the recorded request's params
 // that a URL-mode elicitation of the plan uses as its id, mapped to the
 // string of the live params at the same place.
-func (s *Session) chosenIDs(plan *Plan, live json.RawMessage) map[string]string {
+func (s *session) chosenIDs(plan *answerPlan, live json.RawMessage) map[string]string {
 	if live == nil || plan.Interaction < 1 || plan.Interaction > len(s.e.cassette.Interactions) {
 		return nil
 	}
@@ -96,7 +96,7 @@ func (s *Session) chosenIDs(plan *Plan, live json.RawMessage) map[string]string 
 	}
 	var chosen map[string]string
 	for _, st := range plan.Steps {
-		if st.Kind != StepSend || !bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
+		if st.Kind != stepSend || !bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
 			continue
 		}
 		for _, id := range urlElicitationIDs(st.Message) {
@@ -275,7 +275,7 @@ func recordedIDs(raw []byte, ids map[string]string) []byte {
 
 // relicit rewrites one message. For a completion it returns the live
 // elicitationId it completes, or why it is not sent (drop).
-func (s *Session) relicit(raw []byte, chain *mrtrChain, chosen map[string]string) (out []byte, completes, drop string) {
+func (s *session) relicit(raw []byte, chain *mrtrChain, chosen map[string]string) (out []byte, completes, drop string) {
 	m, err := jsonrpc.Parse(raw)
 	if err != nil {
 		return raw, "", ""
@@ -347,12 +347,12 @@ func (s *Session) relicit(raw []byte, chain *mrtrChain, chosen map[string]string
 // noteElicitReply notes a URL-mode elicitation that the live client
 // declined, cancelled or answered with an error where the recorded client
 // accepted it: its recorded completion is then not sent (withdrawn).
-func (s *Session) noteElicitReply(st Step, reply *jsonrpc.Message) {
+func (s *session) noteElicitReply(st step, reply *jsonrpc.Message) {
 	if st.method != "elicitation/create" || reply == nil || st.expect == nil {
 		return
 	}
 	s.mu.Lock()
-	live, ok := s.elicitReqs[st.ReplyID]
+	live, ok := s.elicitReqs[st.replyID]
 	s.mu.Unlock()
 	if !ok {
 		return
@@ -378,7 +378,7 @@ func (s *Session) noteElicitReply(st Step, reply *jsonrpc.Message) {
 // withdrawn reports whether a planned step is the completion of an
 // elicitation the client has since declined (noteElicitReply): front ends
 // do not send it.
-func (s *Session) withdrawn(st Step) bool {
+func (s *session) withdrawn(st step) bool {
 	if st.completes == "" {
 		return false
 	}
@@ -394,7 +394,7 @@ func (s *Session) withdrawn(st Step) bool {
 // freshElicitation gives the URL-mode elicitation params p their live
 // elicitationId (also in its url) and remembers it: the one the client
 // chose (chosen, recorded → live), else a new one.
-func (s *Session) freshElicitation(p json.RawMessage, chosen map[string]string) (json.RawMessage, error) {
+func (s *session) freshElicitation(p json.RawMessage, chosen map[string]string) (json.RawMessage, error) {
 	rec, ok := stringAt(p, "elicitationId")
 	if !ok || rec == "" {
 		return p, nil
@@ -432,7 +432,7 @@ func (s *Session) freshElicitation(p json.RawMessage, chosen map[string]string) 
 // requestState on the retry, so that the retry pairs with the recorded
 // retry and a completion it brings names the ids this result handed out,
 // also where requests share one replay state (no sessions).
-func (s *Session) freshInputRequests(raw []byte, result json.RawMessage, chosen map[string]string) []byte {
+func (s *session) freshInputRequests(raw []byte, result json.RawMessage, chosen map[string]string) []byte {
 	var r struct {
 		InputRequests map[string]struct {
 			Method string          `json:"method"`
@@ -500,7 +500,7 @@ type mrtrChain struct {
 // stateIn turns the requestState token of a retry back into the recorded
 // requestState (or takes it out, where the recorded result had none) and
 // returns what that result handed out. Other requests go unchanged.
-func (s *Session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
+func (s *session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
 	if !bytes.Contains(msg.Params, []byte(`"mcpmock-`)) {
 		return msg, nil
 	}

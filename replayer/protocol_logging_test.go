@@ -22,17 +22,6 @@ func logCassette(caps string) string {
 ]}`
 }
 
-// sends returns what a plan sends, one message a line.
-func sends(plan *replayer.Plan) string {
-	var out []string
-	for _, st := range plan.Steps {
-		if st.Kind == replayer.StepSend {
-			out = append(out, string(st.Message))
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // logging/setLevel is answered {} when the recorded server declared
 // logging although the cassette lacks it; replayed notifications/message
 // below the level are dropped; an unknown level is -32602; a server that
@@ -46,14 +35,8 @@ func TestLoggingLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
-	handle := func(line string) string {
-		msg, err := jsonrpc.Parse([]byte(line))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sends(s.Handle(msg))
-	}
+	s := serveLines(t, e)
+	handle := func(line string) string { return s.call(line) }
 	call := `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"log","arguments":{}}}`
 	if got := handle(call); !strings.Contains(got, "a debug line") || !strings.Contains(got, "a warning") {
 		t.Errorf("without a level, every message: %s", got)
@@ -75,7 +58,7 @@ func TestLoggingLevel(t *testing.T) {
 	if e, err = replayer.New(c, nil); err != nil {
 		t.Fatal(err)
 	}
-	s = e.NewSession()
+	s = serveLines(t, e)
 	if got := handle(`{"jsonrpc":"2.0","id":"l","method":"logging/setLevel","params":{"level":"warning"}}`); !strings.Contains(got, `"code":-32601`) {
 		t.Errorf("setLevel to a server without logging: %s", got)
 	}
@@ -97,7 +80,7 @@ func TestRepagedResourcesAndPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewSession()
+	s := serveLines(t, e)
 	for method, want := range map[string]string{"resources/list": "file:///a,file:///b,file:///c", "prompts/list": "p1,p2"} {
 		var got []string
 		cursor := ""
@@ -106,8 +89,7 @@ func TestRepagedResourcesAndPrompts(t *testing.T) {
 			if cursor != "" {
 				params = `{"cursor":` + string(mustQuote(cursor)) + `}`
 			}
-			msg, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":` + params + `}`))
-			answer, _ := jsonrpc.Parse([]byte(sends(s.Handle(msg))))
+			answer, _ := jsonrpc.Parse([]byte(s.call(`{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":` + params + `}`)))
 			if answer == nil || answer.Result == nil {
 				t.Fatalf("%s: %v", method, answer)
 			}

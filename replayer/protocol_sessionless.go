@@ -64,15 +64,15 @@ func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request
 
 // sessionlessState returns the replay state shared by the requests
 // without session of the stateful era.
-func (h *HTTPHandler) sessionlessState(r *http.Request) *Session {
-	return h.sharedState(r, h.sessionless, func(s *Session) { s.noSession = true })
+func (h *HTTPHandler) sessionlessState(r *http.Request) *session {
+	return h.sharedState(r, h.sessionless, func(s *session) { s.noSession = true })
 }
 
 // sharedState returns the Session of states (h.stateless or
 // h.sessionless) that holds the replay state of a request without
 // session, as HTTPOptions.StatelessKey picks it; a new one is set up by
 // init (which may be nil) before it is shared.
-func (h *HTTPHandler) sharedState(r *http.Request, states map[string]*Session, init func(*Session)) *Session {
+func (h *HTTPHandler) sharedState(r *http.Request, states map[string]*session, init func(*session)) *session {
 	key := ""
 	if h.opts.StatelessKey != nil {
 		key = h.opts.StatelessKey(r)
@@ -81,7 +81,7 @@ func (h *HTTPHandler) sharedState(r *http.Request, states map[string]*Session, i
 	defer h.mu.Unlock()
 	s := states[key]
 	if s == nil {
-		s = h.e.NewSession()
+		s = h.e.newSession()
 		if init != nil {
 			init(s)
 		}

@@ -51,7 +51,7 @@ func replyBody(m *jsonrpc.Message) json.RawMessage {
 // cassette's configuration. A difference is logged and reported to
 // Options.OnReplyMismatch; with Options.Strict, the returned message (not
 // nil) is the error that answers the original request instead.
-func (s *Session) checkReply(plan *Plan, st Step, reply *jsonrpc.Message) []byte {
+func (s *session) checkReply(plan *answerPlan, st step, reply *jsonrpc.Message) []byte {
 	s.noteElicitReply(st, reply) // protocol_elicit.go
 	if st.expect == nil {
 		return nil

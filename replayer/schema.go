@@ -121,7 +121,7 @@ func (e *Engine) schemas() *toolSchemas {
 // validation is off, the request is no tools/call, the tool has no recorded
 // schema, the arguments are valid, or a recorded call matches them. Otherwise
 // it returns the plan that answers the invalid call.
-func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan {
+func (s *session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *answerPlan {
 	e := s.e
 	if e.opts.NoSchemaValidation || msg.Method != "tools/call" {
 		return nil
@@ -169,7 +169,7 @@ func (s *Session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *Plan
 	problems := toolschema.Problems(verr)
 	text := fmt.Sprintf("Invalid arguments for tool %s: %s", p.Name, strings.Join(problems, "; "))
 	e.opts.Logger.Warn("mcpmock: " + text + " (checked against the recorded inputSchema)")
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: invalidArguments(msg.ID, version, text, p.Name, problems)}}}
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: invalidArguments(msg.ID, version, text, p.Name, problems)}}}
 }
 
 // invalidArguments answers a call with invalid arguments as a server of the

@@ -17,11 +17,11 @@ import (
 // r reaches EOF (nil) or ctx ends, after the answers in flight are written.
 // Requests are answered concurrently, as a real server may.
 func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	return e.ServeSession(ctx, e.NewSession(), r, w)
+	return e.serveSession(ctx, e.newSession(), r, w)
 }
 
 // ServeSession is Serve with a session made by the caller.
-func (e *Engine) ServeSession(ctx context.Context, s *Session, r io.Reader, w io.Writer) error {
+func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io.Writer) error {
 	c := &conn{e: e, s: s, out: w}
 	defer s.attach(c.send)()
 	ctx, stop := context.WithCancel(ctx)
@@ -92,7 +92,7 @@ loop:
 // conn is one stream-connected client: its framing, one message a line.
 type conn struct {
 	e *Engine
-	s *Session
+	s *session
 
 	outMu sync.Mutex // guards out and line
 	out   io.Writer
@@ -217,9 +217,9 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		defer cancel(nil)
 		c.s.carry(rctx, msg, plan, start, out)
 		if respond != nil {
-			plan.Release() // the batch answer holds the response
+			plan.release() // the batch answer holds the response
 		} else {
-			plan.ReleaseAll() // c.send copied every message it wrote
+			plan.releaseAll() // c.send copied every message it wrote
 		}
 	}()
 }
@@ -243,15 +243,15 @@ func (o *lineOutlet) send(m outMessage) error {
 	return nil
 }
 
-func (o *lineOutlet) end(st *Step) {
-	if st.Kind == StepExit {
+func (o *lineOutlet) end(st *step) {
+	if st.Kind == stepExit {
 		o.c.end(&ExitError{Status: st.ExitStatus})
 		return
 	}
 	o.c.end(nil)
 }
 
-func (o *lineOutlet) status() func(*Step) { return nil }
+func (o *lineOutlet) status() func(*step) { return nil }
 
 func (o *lineOutlet) batches() (join, withResponse bool) {
 	return o.c.s.batches(), !o.inBatch

@@ -17,39 +17,39 @@ import (
 )
 
 // StepKind says what a plan step does.
-type StepKind int
+type stepKind int
 
 // The kinds of step.
 const (
 	// StepSend sends Message to the client.
-	StepSend StepKind = iota
+	stepSend stepKind = iota
 	// StepAwaitReply waits until the client replies to the server-to-client
 	// request with id ReplyID (or the session's reply timeout passes).
-	StepAwaitReply
+	stepAwaitReply
 	// StepDelay waits for Delay.
-	StepDelay
+	stepDelay
 	// StepClose closes the connection (a scripted fault).
-	StepClose
+	stepClose
 	// StepExit ends a stdio server with ExitStatus (a scripted fault).
-	StepExit
+	stepExit
 	// StepHTTPStatus answers the HTTP request with Status, Headers and
 	// Body instead of the JSON-RPC answer (a scripted fault; front ends
 	// without HTTP send Message, a JSON-RPC error saying so).
-	StepHTTPStatus
+	stepHTTPStatus
 	// StepListen keeps a subscriptions/listen request (id ReplyID) open,
 	// carrying its notifications (Session.ServeListen), until the client
 	// cancels it or the server ends it.
-	StepListen
+	stepListen
 )
 
 // Step is one action of a plan.
-type Step struct {
-	Kind    StepKind
+type step struct {
+	Kind    stepKind
 	Message []byte
 	// Response marks the message that answers the client's request (the
 	// one a front end puts into a batch answer, or into the HTTP response).
 	Response bool
-	ReplyID  jsonrpc.ID
+	replyID  jsonrpc.ID
 	Delay    time.Duration
 	// ExitStatus is the status of a StepExit.
 	ExitStatus int
@@ -90,8 +90,8 @@ type Step struct {
 }
 
 // Plan is what a session does in answer to one client message.
-type Plan struct {
-	Steps []Step
+type answerPlan struct {
+	Steps []step
 	// Interaction is the 1-based cassette position of the recorded
 	// interaction that answers, 0 for none.
 	Interaction int
@@ -112,8 +112,8 @@ type Plan struct {
 // planOfOne is a plan with room for one step in the same allocation: most
 // answers are one message.
 type planOfOne struct {
-	plan Plan
-	step [1]Step
+	plan answerPlan
+	step [1]step
 	// msg is the memory of the plan's response, kept by ReleaseAll for
 	// the next plan (Plan.responseBuf).
 	msg []byte
@@ -125,23 +125,23 @@ type planOfOne struct {
 var plans = sync.Pool{New: func() any { return new(planOfOne) }}
 
 // newPlan returns an empty plan for the recorded interaction at pos.
-func newPlan(pos int) *Plan {
+func newPlan(pos int) *answerPlan {
 	p := plans.Get().(*planOfOne)
-	p.plan = Plan{Interaction: pos, Steps: p.step[:0], own: p}
+	p.plan = answerPlan{Interaction: pos, Steps: p.step[:0], own: p}
 	return &p.plan
 }
 
 // responseBuf returns memory to build the plan's response in: what a plan
 // released with ReleaseAll left, or nil. keepResponse records what was
 // built, so that ReleaseAll can hand it on.
-func (p *Plan) responseBuf() []byte {
+func (p *answerPlan) responseBuf() []byte {
 	if own := p.owned(); own != nil {
 		return own.msg[:0]
 	}
 	return nil
 }
 
-func (p *Plan) keepResponse(msg []byte) {
+func (p *answerPlan) keepResponse(msg []byte) {
 	if own := p.owned(); own != nil {
 		own.msg = msg
 	}
@@ -149,7 +149,7 @@ func (p *Plan) keepResponse(msg []byte) {
 
 // owned returns the plan's storage, nil for a plan not made by newPlan or
 // for a copy of one.
-func (p *Plan) owned() *planOfOne {
+func (p *answerPlan) owned() *planOfOne {
 	if p.own == nil || &p.own.plan != p {
 		return nil
 	}
@@ -163,14 +163,14 @@ const maxKeptResponse = 64 << 10
 // carried the plan out, and must not use the plan or its Steps after. The
 // messages of the steps stay the caller's. Releasing is optional: a plan
 // that is not released is collected as usual.
-func (p *Plan) Release() { p.release(false) }
+func (p *answerPlan) release() { p.recycle(false) }
 
 // ReleaseAll is Release for a front end that keeps none of the plan's
 // messages either (it wrote or copied them): the memory of the response is
 // reused too, and a replayed call then allocates nothing of its own.
-func (p *Plan) ReleaseAll() { p.release(true) }
+func (p *answerPlan) releaseAll() { p.recycle(true) }
 
-func (p *Plan) release(messages bool) {
+func (p *answerPlan) recycle(messages bool) {
 	own := p.owned()
 	if own == nil {
 		return
@@ -186,7 +186,7 @@ func (p *Plan) release(messages bool) {
 // Session is one client's replay state: which recorded interactions it has
 // used, the server-to-client requests it awaits replies to. Its methods are
 // safe for concurrent use.
-type Session struct {
+type session struct {
 	e *Engine
 
 	mu        sync.Mutex                      // guards the fields below
@@ -233,9 +233,9 @@ type Session struct {
 }
 
 // NewSession starts a session with fresh replay state.
-func (e *Engine) NewSession() *Session {
+func (e *Engine) newSession() *session {
 	n := uint64(e.sessions.Add(1))
-	return &Session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
+	return &session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
 		script: scriptState{counts: map[int]int{}, recent: map[int][]time.Time{}, rng: rand.New(rand.NewPCG(e.opts.Seed, n))},
 		gens:   map[string]int{}, listing: map[string]int{}, sinks: map[int]func([]byte){}, listeners: map[jsonrpc.ID]*listener{}}
 }
@@ -243,25 +243,25 @@ func (e *Engine) NewSession() *Session {
 // Handle returns the plan that answers one client request or notification.
 // For a client's response (a reply to a server-to-client request), use
 // Deliver instead.
-func (s *Session) Handle(msg *jsonrpc.Message) *Plan {
+func (s *session) plan(msg *jsonrpc.Message) *answerPlan {
 	return s.handleContext(context.Background(), msg)
 }
 
 // planFor is Handle without the explanation of a miss: a plan with a Miss
 // still to explain (Miss.pending) is completed by settle (explain.go),
 // which also calls OnMiss and OnRequest for it.
-func (s *Session) planFor(msg *jsonrpc.Message) *Plan {
+func (s *session) planFor(msg *jsonrpc.Message) *answerPlan {
 	s.e.stats.messages.Add(1)
 	if msg.Kind() != jsonrpc.KindRequest {
 		if msg.Kind() == jsonrpc.KindNotification {
 			s.caused(msg) // cause.go
 		}
-		return &Plan{}
+		return &answerPlan{}
 	}
 	s.noteInitialize(msg)          // protocol_caps.go
 	lmsg, known := s.taskIn(msg)   // tasks.go
 	lmsg, chain := s.stateIn(lmsg) // protocol_elicit.go
-	var plan *Plan
+	var plan *answerPlan
 	if !s.unknownTask(msg, known) {
 		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
 	}
@@ -274,7 +274,7 @@ func (s *Session) planFor(msg *jsonrpc.Message) *Plan {
 }
 
 // onRequest calls Options.OnRequest for a handled request.
-func (s *Session) onRequest(msg *jsonrpc.Message, plan *Plan) {
+func (s *session) onRequest(msg *jsonrpc.Message, plan *answerPlan) {
 	if f := s.e.opts.OnRequest; f != nil {
 		ev := Event{Method: msg.Method, Params: msg.Params, Interaction: plan.Interaction, Miss: plan.Miss}
 		if msg.Method == "tools/call" {
@@ -290,7 +290,7 @@ func (s *Session) onRequest(msg *jsonrpc.Message, plan *Plan) {
 	}
 }
 
-func (s *Session) handle(msg *jsonrpc.Message) *Plan {
+func (s *session) handle(msg *jsonrpc.Message) *answerPlan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
 	if plan := s.protocolPlan(msg); plan != nil {
 		return plan
@@ -310,12 +310,12 @@ func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 				recorded = 0 // the factor already spaced the exchange
 			}
 			if d := lat.delay(recorded); d > 0 {
-				plan.Steps = append([]Step{{Kind: StepDelay, Delay: d}}, plan.Steps...)
+				plan.Steps = append([]step{{Kind: stepDelay, Delay: d}}, plan.Steps...)
 			}
 		}
 		return s.badCursor(msg, plan)
 	}
-	plan, latency := s.answerScripted(msg, sc, func() *Plan { return s.recordedPlan(msg, live) })
+	plan, latency := s.answerScripted(msg, sc, func() *answerPlan { return s.recordedPlan(msg, live) })
 	plan.Scripted = sc.source
 	if f := sc.in.Fault; f != nil {
 		plan = s.applyFault(plan, f, latency, msg.ID)
@@ -326,7 +326,7 @@ func (s *Session) handle(msg *jsonrpc.Message) *Plan {
 }
 
 // recordedPlan answers from the recording.
-func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan {
+func (s *session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *answerPlan {
 	r, miss := s.choose(live)
 	if r == nil {
 		if plan := s.synthesize(msg); plan != nil {
@@ -340,7 +340,7 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 		// The answer says what settle will explain (explain.go); until
 		// then it names the method and tool only.
 		miss.id = msg.ID
-		return &Plan{Miss: miss, Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.RPCError()), missAnswer: true}}}
+		return &answerPlan{Miss: miss, Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.rpcError()), missAnswer: true}}}
 	}
 	s.e.stats.matched.Add(1)
 	s.e.markUsed(r)
@@ -351,9 +351,9 @@ func (s *Session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *Plan
 // live ids and tokens, the response under the live id, and the server
 // messages recorded after the request that belong to no request: before
 // the response those recorded before it, the others after it.
-func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
+func (s *session) answer(msg *jsonrpc.Message, r *recorded) *answerPlan {
 	before, after := s.followUps(r)
-	var plan *Plan
+	var plan *answerPlan
 	if r.lone {
 		// The response alone: what answerWith does for an interaction
 		// without an exchange, from the copies in r.
@@ -373,16 +373,16 @@ func (s *Session) answer(msg *jsonrpc.Message, r *recorded) *Plan {
 // response, after n of its request's exchange messages.
 type early struct {
 	n     int
-	steps []Step
+	steps []step
 }
 
 // addResponse adds the recorded response under the live id, built in the
 // memory that ReleaseAll handed on.
-func (p *Plan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
+func (p *answerPlan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
 	out, err := jsonrpc.AppendWithID(p.responseBuf(), recorded, id)
 	if err == nil {
 		p.keepResponse(out)
-		p.Steps = append(p.Steps, Step{Kind: StepSend, Response: true, Message: out, Batch: batch})
+		p.Steps = append(p.Steps, step{Kind: stepSend, Response: true, Message: out, Batch: batch})
 	}
 }
 
@@ -390,7 +390,7 @@ func (p *Plan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
 // pos, 0 for one from elsewhere): its exchange with live ids and tokens,
 // with the server messages of their own that came before the response
 // (before, in order) in their places, then its response under the live id.
-func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int, before []early) *Plan {
+func (s *session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, pos int, before []early) *answerPlan {
 	plan := newPlan(pos)
 	token := mcp.ProgressToken(msg.Params)
 	// With a latency factor, the exchange keeps its recorded pacing
@@ -402,7 +402,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 			return
 		}
 		if d := time.Duration(float64(at-last) * factor * float64(time.Millisecond)); d > 0 {
-			plan.Steps = append(plan.Steps, Step{Kind: StepDelay, Delay: d})
+			plan.Steps = append(plan.Steps, step{Kind: stepDelay, Delay: d})
 		}
 		if at > last {
 			last = at
@@ -422,7 +422,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 				continue
 			}
 			pace(m.AtMs)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: []byte(*m.Raw), Batch: m.Batch})
+			plan.Steps = append(plan.Steps, step{Kind: stepSend, Message: []byte(*m.Raw), Batch: m.Batch})
 			continue
 		}
 		sm, err := jsonrpc.Parse(m.Message)
@@ -444,7 +444,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 				continue
 			}
 			pace(m.AtMs)
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Notify: mcp.SubscriptionNotification(sm.Method), Batch: m.Batch})
+			plan.Steps = append(plan.Steps, step{Kind: stepSend, Message: out, Notify: mcp.SubscriptionNotification(sm.Method), Batch: m.Batch})
 		case jsonrpc.KindRequest:
 			pace(m.AtMs)
 			id := s.freshID()
@@ -452,7 +452,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 			if err != nil {
 				continue
 			}
-			await := Step{Kind: StepAwaitReply, ReplyID: id, method: sm.Method, origID: msg.ID}
+			await := step{Kind: stepAwaitReply, replyID: id, method: sm.Method, origID: msg.ID}
 			for _, r := range in.Exchange[i+1:] {
 				if r.From != cassettes.FromClient || r.Message == nil {
 					continue
@@ -462,7 +462,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 					break
 				}
 			}
-			plan.Steps = append(plan.Steps, Step{Kind: StepSend, Message: out, Batch: m.Batch}, await)
+			plan.Steps = append(plan.Steps, step{Kind: stepSend, Message: out, Batch: m.Batch}, await)
 		}
 	}
 	for _, b := range before {
@@ -472,7 +472,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 		pace(in.Response.AtMs)
 		plan.addResponse(msg.ID, in.Response.Message, in.Response.Batch)
 	} else {
-		plan.Steps = append(plan.Steps, Step{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+		plan.Steps = append(plan.Steps, step{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("mcpmock: the recorded %s (interaction %d) got no response from the server", msg.Method, pos),
 		})})
@@ -485,7 +485,7 @@ func (s *Session) answerWith(msg *jsonrpc.Message, in *cassettes.Interaction, po
 // request): before, those that came before the response (marked so, or
 // recorded at an offset before the response's), each with its place among
 // the exchange, in order; after, the others.
-func (s *Session) followUps(r *recorded) (before []early, after []Step) {
+func (s *session) followUps(r *recorded) (before []early, after []step) {
 	pos := r.pos
 	var room [2]int
 	keys := room[:0]
@@ -547,13 +547,13 @@ func (f *followup) place(r *recorded) (n int, before bool) {
 // belongs to no request: a server-to-client request under a fresh id, then
 // the wait for its reply, which is checked (cause.go); a notification
 // unless the client's logging level filters it out.
-func (s *Session) followSteps(steps []Step, f *followup) []Step {
+func (s *session) followSteps(steps []step, f *followup) []step {
 	if f.request {
 		msg, await, ok := s.followRequest(f)
 		if !ok {
 			return steps
 		}
-		return append(steps, Step{Kind: StepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
+		return append(steps, step{Kind: stepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
 	}
 	notify := false
 	if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
@@ -562,10 +562,10 @@ func (s *Session) followSteps(steps []Step, f *followup) []Step {
 		}
 		notify = mcp.SubscriptionNotification(m.Method)
 	}
-	return append(steps, Step{Kind: StepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
+	return append(steps, step{Kind: stepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
 }
 
-func (s *Session) freshID() jsonrpc.ID {
+func (s *session) freshID() jsonrpc.ID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
@@ -576,7 +576,7 @@ func (s *Session) freshID() jsonrpc.ID {
 
 // Deliver hands the session a response from the client (a reply to a
 // server-to-client request). It reports whether a request awaited it.
-func (s *Session) Deliver(msg *jsonrpc.Message) bool {
+func (s *session) deliver(msg *jsonrpc.Message) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.awaiting[msg.ID]
@@ -591,7 +591,7 @@ func (s *Session) Deliver(msg *jsonrpc.Message) bool {
 
 // AwaitReply waits for the client's reply to the server-to-client request
 // id, until ctx ends or the engine's reply timeout passes.
-func (s *Session) AwaitReply(ctx context.Context, id jsonrpc.ID) (*jsonrpc.Message, error) {
+func (s *session) awaitReply(ctx context.Context, id jsonrpc.ID) (*jsonrpc.Message, error) {
 	s.mu.Lock()
 	ch, ok := s.awaiting[id]
 	reply := s.replied[id]
@@ -616,23 +616,23 @@ func (s *Session) AwaitReply(ctx context.Context, id jsonrpc.ID) (*jsonrpc.Messa
 // synthesize answers what a real server answers although the cassette does
 // not hold it: ping, logging/setLevel at a level not recorded, tasks/list,
 // and initialize from a recorded server/discover.
-func (s *Session) synthesize(msg *jsonrpc.Message) *Plan {
+func (s *session) synthesize(msg *jsonrpc.Message) *answerPlan {
 	switch {
 	case msg.Method == "tasks/list" && len(s.e.byMethod["tasks/list"]) == 0:
 		return s.synthesizeTaskList(msg)
 	case msg.Method == "logging/setLevel" && s.e.caps.logging:
 		// Recorded at another level: a server that declared logging
 		// takes any (setLevel checked the level).
-		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
+		return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
 	case msg.Method == "ping" && len(s.e.byMethod["ping"]) == 0:
-		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
+		return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, json.RawMessage("{}"))}}}
 	case msg.Method == "initialize" && len(s.e.byMethod["initialize"]) == 0 && s.e.discover != nil:
 		result, err := initializeFromDiscover(s.e.discover.interaction.Response.Message, msg.Params)
 		if err != nil {
 			return nil
 		}
 		s.e.markUsed(s.e.discover)
-		return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, result)}}}
+		return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, result)}}}
 	}
 	return nil
 }
@@ -758,7 +758,7 @@ func (m *Miss) Report() string {
 }
 
 // RPCError is the JSON-RPC error that answers the missed request.
-func (m *Miss) RPCError() *jsonrpc.Error {
+func (m *Miss) rpcError() *jsonrpc.Error {
 	code := CodeNoMatch
 	if !m.Recorded {
 		code = jsonrpc.CodeMethodNotFound

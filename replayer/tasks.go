@@ -58,7 +58,7 @@ func stringAt(raw json.RawMessage, path ...string) (string, bool) {
 // taskIn returns the live request with its taskId turned into the recorded
 // one (for tasks/get, tasks/result and tasks/cancel), and whether the
 // session knows the live id.
-func (s *Session) taskIn(msg *jsonrpc.Message) (*jsonrpc.Message, bool) {
+func (s *session) taskIn(msg *jsonrpc.Message) (*jsonrpc.Message, bool) {
 	if !mcp.TaskMethod(msg.Method) {
 		return msg, true
 	}
@@ -87,13 +87,13 @@ func (s *Session) taskIn(msg *jsonrpc.Message) (*jsonrpc.Message, bool) {
 // making a live id for a replayed CreateTaskResult. A tasks/get,
 // tasks/result or tasks/cancel of a task the session does not know, that
 // nothing recorded answers, gets -32602 as from a real server.
-func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
+func (s *session) taskOut(msg *jsonrpc.Message, plan *answerPlan, known bool) *answerPlan {
 	if mcp.TaskMethod(msg.Method) && !known {
 		// A miss, or the recorded id of a task this session did not make
 		// (answered before matching, by Session.Handle): not found.
 		id, _ := stringAt(msg.Params, "taskId")
 		if plan == nil || plan.Miss != nil || s.e.recordedTaskIDs()[id] {
-			out := &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
+			out := &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 				Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"})}}}
 			if plan != nil {
 				out.Miss = plan.Miss
@@ -104,7 +104,7 @@ func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
 	// The common case: nothing about tasks.
 	found := false
 	for _, st := range plan.Steps {
-		if st.Kind == StepSend && bytes.Contains(st.Message, []byte(`"taskId"`)) {
+		if st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"taskId"`)) {
 			found = true
 			break
 		}
@@ -114,7 +114,7 @@ func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
 	}
 	// A CreateTaskResult makes a new live task.
 	for _, st := range plan.Steps {
-		if !st.Response || st.Kind != StepSend {
+		if !st.Response || st.Kind != stepSend {
 			continue
 		}
 		if rec, ok := stringAt(st.Message, "result", "task", "taskId"); ok {
@@ -131,7 +131,7 @@ func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
 	}
 	for i := range plan.Steps {
 		st := &plan.Steps[i]
-		if st.Kind != StepSend || !bytes.Contains(st.Message, []byte(`"taskId"`)) {
+		if st.Kind != stepSend || !bytes.Contains(st.Message, []byte(`"taskId"`)) {
 			continue
 		}
 		if st.Response && msg.Method == "tasks/list" {
@@ -145,7 +145,7 @@ func (s *Session) taskOut(msg *jsonrpc.Message, plan *Plan, known bool) *Plan {
 
 // unknownTask reports whether msg names, by its taskId, a task that the
 // recording made but this session did not: no recorded answer is its.
-func (s *Session) unknownTask(msg *jsonrpc.Message, known bool) bool {
+func (s *session) unknownTask(msg *jsonrpc.Message, known bool) bool {
 	if known || !mcp.TaskMethod(msg.Method) {
 		return false
 	}
@@ -166,7 +166,7 @@ var taskPaths = [][]string{
 var taskObjects = map[int][]string{0: {"result", "task"}, 1: {"result"}, 3: {"params"}}
 
 // retask turns the recorded task ids of one message into live ones.
-func (s *Session) retask(raw []byte) []byte {
+func (s *session) retask(raw []byte) []byte {
 	for n, path := range taskPaths {
 		rec, ok := stringAt(raw, path...)
 		if !ok {
@@ -231,7 +231,7 @@ func (e *Engine) recordedTaskIDs() map[string]bool {
 // recorded task the session made is listed under its live id(s); recorded
 // tasks that the recording made and this session did not are left out;
 // the session's tasks that the recorded list lacks are added as last seen.
-func (s *Session) liveTaskList(raw []byte) []byte {
+func (s *session) liveTaskList(raw []byte) []byte {
 	result := memberAt(raw, "result")
 	var r map[string]json.RawMessage
 	if json.Unmarshal(result, &r) != nil {
@@ -282,7 +282,7 @@ func (s *Session) liveTaskList(raw []byte) []byte {
 
 // synthesizeTaskList answers tasks/list when the cassette holds none: the
 // session's live tasks as last seen.
-func (s *Session) synthesizeTaskList(msg *jsonrpc.Message) *Plan {
+func (s *session) synthesizeTaskList(msg *jsonrpc.Message) *answerPlan {
 	s.mu.Lock()
 	tasks := []json.RawMessage{}
 	for _, live := range s.tasks.order {
@@ -296,12 +296,12 @@ func (s *Session) synthesizeTaskList(msg *jsonrpc.Message) *Plan {
 		return nil
 	}
 	result, _ := json.Marshal(map[string]any{"tasks": tasks})
-	return &Plan{Steps: []Step{{Kind: StepSend, Response: true, Message: jsonrpc.Response(msg.ID, result)}}}
+	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.Response(msg.ID, result)}}}
 }
 
 // taskBack turns the live task ids of a client's reply body (its
 // related-task _meta) back into recorded ones, for comparison.
-func (s *Session) taskBack(body json.RawMessage) json.RawMessage {
+func (s *session) taskBack(body json.RawMessage) json.RawMessage {
 	if !bytes.Contains(body, []byte(mcp.MetaRelatedTask)) {
 		return body
 	}
