@@ -312,7 +312,7 @@ func TestHTTPTapPassesStatusesAndWellKnown(t *testing.T) {
 	if h == nil || h.Status != 404 || h.Body != "session not found\n" || h.RequestHeaders["Mcp-Session-Id"] != Redacted {
 		t.Errorf("http member %+v", h)
 	}
-	if p := rec.Pending(); len(p) != 0 {
+	if p := rec.pendingIDs(); len(p) != 0 {
 		t.Errorf("the refused ping is still pending: %v", p)
 	}
 }

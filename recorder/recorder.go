@@ -638,8 +638,8 @@ func (r *Recorder) Sync() {
 	}
 }
 
-// Pending returns the ids of the client requests that have no response yet.
-func (r *Recorder) Pending() []jsonrpc.ID {
+// pendingIDs returns the ids of the client requests that have no response yet.
+func (r *Recorder) pendingIDs() []jsonrpc.ID {
 	r.Sync()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -208,7 +208,7 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// own that the client can parse (the half line is recorded as raw
 	// text).
 	out.endLine()
-	for _, id := range rec.Pending() {
+	for _, id := range rec.pendingIDs() {
 		out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("mcpmock: the server exited (status %d) before answering", status),
