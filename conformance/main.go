@@ -17,14 +17,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/proc"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -102,31 +101,31 @@ func run(ctx context.Context, c config) (bool, error) {
 	fmt.Fprintf(os.Stderr, "conformance: results, logs and the cassette go to %s\n", c.out)
 
 	if !c.noInstall {
-		if err := command(ctx, c.out, "npm-ci.log", "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund"); err != nil {
+		if err := proc.Command(ctx, c.out, "npm-ci.log", "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund"); err != nil {
 			return false, fmt.Errorf("npm ci --prefix %s: %w (see %s)", c.dir, err, filepath.Join(c.out, "npm-ci.log"))
 		}
 	}
 	mcpmock := filepath.Join(c.out, "bin", "mcpmock")
-	if err := command(ctx, c.out, "build.log", "go", "build", "-o", mcpmock, "./cmd/mcpmock"); err != nil {
+	if err := proc.Command(ctx, c.out, "build.log", "go", "build", "-o", mcpmock, "./cmd/mcpmock"); err != nil {
 		return false, fmt.Errorf("go build ./cmd/mcpmock: %w", err)
 	}
 
 	live := c.upstream
 	if live == "" {
 		bin := filepath.Join(c.out, "bin", "everything-server")
-		if err := command(ctx, c.out, "build.log", "go", "build", "-o", bin, everythingServer); err != nil {
+		if err := proc.Command(ctx, c.out, "build.log", "go", "build", "-o", bin, everythingServer); err != nil {
 			return false, fmt.Errorf("go build %s: %w", everythingServer, err)
 		}
-		addr, err := freeAddr()
+		addr, err := proc.FreeAddr()
 		if err != nil {
 			return false, err
 		}
-		srv, err := start(c.out, "everything-server.log", bin, "-http="+addr, fmt.Sprintf("-stateless=%t", c.stateless))
+		srv, err := proc.Start(filepath.Join(c.out, "everything-server.log"), nil, bin, "-http="+addr, fmt.Sprintf("-stateless=%t", c.stateless))
 		if err != nil {
 			return false, err
 		}
-		defer srv.stop()
-		if err := waitDial(ctx, addr, 15*time.Second); err != nil {
+		defer srv.Stop()
+		if err := proc.WaitDial(ctx, addr, 15*time.Second); err != nil {
 			return false, fmt.Errorf("the everything server: %w (see everything-server.log)", err)
 		}
 		live = "http://" + addr + "/mcp"
@@ -137,12 +136,12 @@ func run(ctx context.Context, c config) (bool, error) {
 	results := map[string]map[string]*scenario{}
 	for _, leg := range legs {
 		url := live
-		var p *proc
+		var p *proc.Proc
 		switch leg {
 		case "tap":
-			p, url, err = startMCPMock(ctx, c.out, leg, mcpmock, "record", "-c", cassette, "--upstream", live, "--listen", "127.0.0.1:0")
+			p, url, err = proc.StartMCPMock(ctx, filepath.Join(c.out, leg+"-mcpmock.log"), mcpmock, "record", "-c", cassette, "--upstream", live, "--listen", "127.0.0.1:0")
 		case "replay":
-			p, url, err = startMCPMock(ctx, c.out, leg, mcpmock, "replay", "-c", cassette, "--listen", "127.0.0.1:0")
+			p, url, err = proc.StartMCPMock(ctx, filepath.Join(c.out, leg+"-mcpmock.log"), mcpmock, "replay", "-c", cassette, "--listen", "127.0.0.1:0")
 		}
 		if err != nil {
 			return false, err
@@ -150,7 +149,7 @@ func run(ctx context.Context, c config) (bool, error) {
 		fmt.Fprintf(os.Stderr, "conformance: %s: %s\n", leg, url)
 		err = suite(ctx, c, dir, leg, url)
 		if p != nil {
-			p.stop()
+			p.Stop()
 		}
 		if err != nil {
 			return false, err
@@ -171,7 +170,7 @@ func suite(ctx context.Context, c config, dir, leg, url string) error {
 	if c.scenario != "" {
 		args = append(args, "--scenario", c.scenario)
 	}
-	err := command(ctx, c.out, leg+".log", "node", args...)
+	err := proc.Command(ctx, c.out, leg+".log", "node", args...)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && ctx.Err() == nil {
 		return nil // the suite exits 1 when a check fails
@@ -334,138 +333,4 @@ func legTotal(r map[string]*scenario) int {
 		n += s.count("SUCCESS")
 	}
 	return n
-}
-
-// command runs a command to its end, its output appended to out/logName.
-func command(ctx context.Context, out, logName, name string, args ...string) error {
-	log, err := os.OpenFile(filepath.Join(out, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Dir = out
-	if name == "go" {
-		cmd.Dir = "" // the module root
-	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	return cmd.Run()
-}
-
-// A proc is a process started in the background; stop ends it.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func start(out, logName, name string, args ...string) (*proc, error) {
-	log, err := os.Create(filepath.Join(out, logName))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, err
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); log.Close(); close(p.done) }()
-	return p, nil
-}
-
-// stop sends SIGTERM (mcpmock then saves its cassette and exits), and
-// SIGKILL if the process has not exited ten seconds later.
-func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		fmt.Fprintf(os.Stderr, "conformance: %s did not exit 10s after SIGTERM; killing it\n", p.cmd.Path)
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-var listening = regexp.MustCompile(`mcpmock: listening on (http://\S+/mcp)`)
-
-// startMCPMock starts mcpmock with a --listen flag and returns the URL of
-// its "listening on" line; its stderr goes to out/leg-mcpmock.log.
-func startMCPMock(ctx context.Context, out, leg, bin string, args ...string) (*proc, string, error) {
-	log, err := os.Create(filepath.Join(out, leg+"-mcpmock.log"))
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(log, stderr)
-		cmd.Wait()
-		log.Close()
-		close(p.done)
-	}()
-	select {
-	case url := <-urls:
-		return p, url, nil
-	case <-p.done:
-		return nil, "", fmt.Errorf("mcpmock %s exited before listening (see %s)", args[0], log.Name())
-	case <-ctx.Done():
-		p.stop()
-		return nil, "", ctx.Err()
-	case <-time.After(30 * time.Second):
-		p.stop()
-		return nil, "", fmt.Errorf("mcpmock %s printed no URL within 30s (see %s)", args[0], log.Name())
-	}
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago
-// (the everything server takes an address, not a listener).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitDial waits until addr accepts a TCP connection.
-func waitDial(ctx context.Context, addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing listens on %s after %s: %w", addr, limit, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }

@@ -26,11 +26,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/proc"
 	"io"
 	"net"
 	"os"
@@ -143,7 +143,7 @@ func run(ctx context.Context, c config, stdout io.Writer) (bool, error) {
 	began := time.Now()
 
 	if !c.noInstall {
-		if err := command(ctx, c.out, "npm-ci.log", "npm", "ci", "--prefix", c.dir, "--no-audit", "--no-fund"); err != nil {
+		if err := proc.Command(ctx, c.out, "npm-ci.log", "npm", "ci", "--prefix", c.dir, "--no-audit", "--no-fund"); err != nil {
 			return false, fmt.Errorf("npm ci --prefix %s: %w (see %s)", c.dir, err, filepath.Join(c.out, "npm-ci.log"))
 		}
 	}
@@ -156,7 +156,7 @@ func run(ctx context.Context, c config, stdout io.Writer) (bool, error) {
 	if _, err := os.Stat(h.server); err != nil {
 		return false, fmt.Errorf("server-everything is not installed (%w): run without -no-install", err)
 	}
-	if err := command(ctx, c.out, "build.log", "go", "build", "-o", h.mcpmock, "./cmd/mcpmock"); err != nil {
+	if err := proc.Command(ctx, c.out, "build.log", "go", "build", "-o", h.mcpmock, "./cmd/mcpmock"); err != nil {
 		return false, fmt.Errorf("go build ./cmd/mcpmock: %w (see %s)", err, filepath.Join(c.out, "build.log"))
 	}
 
@@ -290,39 +290,39 @@ func (h *harness) httpTarget(ctx context.Context, t, leg, cassette string) (stri
 	}
 	var upstream string
 	if leg == "live" || leg == "tap" {
-		addr, err := freeAddr()
+		addr, err := proc.FreeAddr()
 		if err != nil {
 			return "", nil, err
 		}
 		mode := map[string]string{"http": "streamableHttp", "sse": "sse"}[t]
-		srv, err := start(filepath.Join(h.out, t+"-"+leg+"-server.log"), []string{"PORT=" + portOf(addr)},
+		srv, err := proc.Start(filepath.Join(h.out, t+"-"+leg+"-server.log"), []string{"PORT=" + portOf(addr)},
 			"node", "--import", filepath.Join(h.dir, "loopback.mjs"), h.server, mode)
 		if err != nil {
 			return "", nil, err
 		}
-		if err := waitDial(ctx, addr, 15*time.Second); err != nil {
-			srv.stop()
+		if err := proc.WaitDial(ctx, addr, 15*time.Second); err != nil {
+			srv.Stop()
 			return "", nil, fmt.Errorf("server-everything %s: %w (see %s-%s-server.log)", mode, err, t, leg)
 		}
 		upstream = "http://" + addr + path
 		if leg == "live" {
-			return upstream, srv.stop, nil
+			return upstream, srv.Stop, nil
 		}
-		p, url, err := startMCPMock(ctx, filepath.Join(h.out, t+"-"+leg+"-mcpmock.log"), h.mcpmock,
+		p, url, err := proc.StartMCPMock(ctx, filepath.Join(h.out, t+"-"+leg+"-mcpmock.log"), h.mcpmock,
 			"record", "-c", cassette, "--upstream", upstream, "--listen", "127.0.0.1:0")
 		if err != nil {
-			srv.stop()
+			srv.Stop()
 			return "", nil, err
 		}
 		// mcpmock first: it saves the cassette on SIGTERM.
-		return strings.TrimSuffix(url, "/mcp") + path, func() { p.stop(); srv.stop() }, nil
+		return strings.TrimSuffix(url, "/mcp") + path, func() { p.Stop(); srv.Stop() }, nil
 	}
-	p, url, err := startMCPMock(ctx, filepath.Join(h.out, t+"-"+leg+"-mcpmock.log"), h.mcpmock,
+	p, url, err := proc.StartMCPMock(ctx, filepath.Join(h.out, t+"-"+leg+"-mcpmock.log"), h.mcpmock,
 		"replay", "-c", cassette, "--listen", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	return strings.TrimSuffix(url, "/mcp") + path, p.stop, nil
+	return strings.TrimSuffix(url, "/mcp") + path, p.Stop, nil
 }
 
 var summaryLine = regexp.MustCompile(`(?m)^mcpmock: ((?:recorded|replayed) .*)$`)
@@ -348,143 +348,4 @@ func (h *harness) summary(t, leg string) string {
 func portOf(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return port
-}
-
-// command runs a command to its end, its output appended to out/logName.
-func command(ctx context.Context, out, logName, name string, args ...string) error {
-	log, err := os.OpenFile(filepath.Join(out, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Dir = out
-	if name == "go" {
-		cmd.Dir = "" // the module root
-	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	return cmd.Run()
-}
-
-// A proc is a process started in the background; stop ends it.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// start starts name with env added to the environment, its output going to
-// the file logPath.
-func start(logPath string, env []string, name string, args ...string) (*proc, error) {
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, err
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); log.Close(); close(p.done) }()
-	return p, nil
-}
-
-// stop sends SIGTERM (mcpmock then saves its cassette and exits), and
-// SIGKILL if the process has not exited ten seconds later.
-func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		fmt.Fprintf(os.Stderr, "fidelity: %s did not exit 10s after SIGTERM; killing it\n", p.cmd.Path)
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-var listening = regexp.MustCompile(`mcpmock: listening on (http://\S+/mcp)`)
-
-// startMCPMock starts mcpmock with a --listen flag and returns the URL of
-// its "listening on" line; its stderr goes to the file logPath.
-func startMCPMock(ctx context.Context, logPath, bin string, args ...string) (*proc, string, error) {
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		log.Close()
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, "", err
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(log, stderr)
-		cmd.Wait()
-		log.Close()
-		close(p.done)
-	}()
-	select {
-	case url := <-urls:
-		return p, url, nil
-	case <-p.done:
-		return nil, "", fmt.Errorf("mcpmock %s exited before listening (see %s)", args[0], logPath)
-	case <-ctx.Done():
-		p.stop()
-		return nil, "", ctx.Err()
-	case <-time.After(30 * time.Second):
-		p.stop()
-		return nil, "", fmt.Errorf("mcpmock %s printed no URL within 30s (see %s)", args[0], logPath)
-	}
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago
-// (server-everything takes a port, not a listener).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitDial waits until addr accepts a TCP connection.
-func waitDial(ctx context.Context, addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing listens on %s after %s: %w", addr, limit, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
