@@ -237,10 +237,13 @@ type mcpgoEverything struct {
 	fx   *effects
 	wire *wireWatch
 	subs subscriptions
+	// standalone, over HTTP, tells when a session's GET stream is open:
+	// mcp-go drops what it sends on its own before that.
+	standalone *openStreams
 }
 
-func newMCPGoEverything(fx *effects, wire *wireWatch) *mcpgoEverything {
-	e := &mcpgoEverything{fx: fx, wire: wire}
+func newMCPGoEverything(fx *effects, wire *wireWatch, standalone *openStreams) *mcpgoEverything {
+	e := &mcpgoEverything{fx: fx, wire: wire, standalone: standalone}
 	hooks := &server.Hooks{}
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcpgo.SubscribeRequest, _ *mcpgo.EmptyResult) {
 		e.subs.set(sessionID(ctx), req.Params.URI, true)
@@ -259,6 +262,9 @@ func newMCPGoEverything(fx *effects, wire *wireWatch) *mcpgoEverything {
 		fx.run(func(stop context.Context) {
 			ctx, cancel := context.WithCancel(ctx)
 			defer context.AfterFunc(stop, cancel)()
+			if e.standalone != nil && e.standalone.wait(ctx, sessionID(ctx)) != nil {
+				return
+			}
 			for range 2 {
 				if e.notify(ctx, "notifications/tools/list_changed", nil) != nil {
 					return
@@ -344,7 +350,7 @@ func serveMCPGoEverything(ctx context.Context, r io.ReadCloser, w io.WriteCloser
 	fx := newEffects()
 	defer fx.stop()
 	wire := &wireWatch{}
-	ss := server.NewStdioServer(newMCPGoEverything(fx, wire).srv)
+	ss := server.NewStdioServer(newMCPGoEverything(fx, wire, nil).srv)
 	ss.SetErrorLogger(log.New(io.Discard, "", 0))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -384,11 +390,15 @@ func NewEverythingHTTP(kind string) (*EverythingHTTPServer, error) {
 			h.ServeHTTP(w, r)
 		}))
 	case MCPGoEverything:
-		wire := &wireWatch{}
-		e := newMCPGoEverything(fx, wire)
+		wire, streams := &wireWatch{}, &openStreams{}
+		e := newMCPGoEverything(fx, wire, streams)
 		h := server.NewStreamableHTTPServer(e.srv, server.WithStateful(true), server.WithStreamableHTTPLogger(quiet))
 		mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.ServeHTTP(&watchedResponse{w, wire}, r)
+			w = &watchedResponse{w, wire}
+			if sid := r.Header.Get(protocol.HeaderSessionID); r.Method == http.MethodGet && sid != "" {
+				w = &firstWrite{ResponseWriter: w, f: func() { streams.opened(sid) }}
+			}
+			h.ServeHTTP(w, r)
 		}))
 	default:
 		fx.stop()

@@ -180,7 +180,7 @@ func (s *openStreams) wait(ctx context.Context, sid string) error {
 }
 
 // firstWrite is an http.ResponseWriter that calls f once, after the first
-// write of the body.
+// write of the body or the first flush (a stream's headers sent).
 type firstWrite struct {
 	http.ResponseWriter
 	f    func()
@@ -197,6 +197,7 @@ func (w *firstWrite) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+	w.once.Do(w.f) // the stream's headers went out: it is open
 }
 
 func (w *firstWrite) Unwrap() http.ResponseWriter { return w.ResponseWriter }
