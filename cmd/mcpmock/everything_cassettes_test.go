@@ -335,14 +335,17 @@ func TestEverythingCassettes(t *testing.T) {
 			for _, lib := range []evLibrary{goSDKLibrary, mcpgoLibrary} {
 				t.Run(cassette+"-cassette/"+over+"/"+lib.name, func(t *testing.T) {
 					t.Parallel()
-					runEverythingCassette(t, path, recorded, over, lib)
+					runEverythingCassette(t, path, recorded, over, lib, t.Errorf)
 				})
 			}
 		}
 	}
 }
 
-func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, over string, lib evLibrary) {
+// runEverythingCassette replays the cassette at path over stdio or HTTP
+// to a client of lib, runs the steps and reports with mismatch each answer
+// that differs from recorded; anything else wrong fails t.
+func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, over string, lib evLibrary, mismatch func(format string, args ...any)) {
 	ctx := testContext(t)
 	var p *proc
 	var c evConn
@@ -364,7 +367,7 @@ func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, ove
 			want := recorded[next]
 			next++
 			if d := evCompare(o, want, lib.drops); d != "" {
-				t.Errorf("step %q, request %d (%s): %s", s.name, i+1, want.method, d)
+				mismatch("step %q, request %d (%s): %s", s.name, i+1, want.method, d)
 			}
 		}
 	}
@@ -783,4 +786,59 @@ func evHTTPClient(t *testing.T) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(base.CloseIdleConnections)
 	return &http.Client{Transport: base}
+}
+
+// TestEverythingCassettesCatchWrongAnswers: the comparison of
+// TestEverythingCassettes fails on a wrong answer. The replay sends the
+// cassette's answers, compared with expectations changed in three steps:
+// another tool text, a member the recording lacks (the client has it), an
+// error message. Each, and nothing else, is reported.
+func TestEverythingCassettesCatchWrongAnswers(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("testdata", "everything", "stdio.json")
+	for _, lib := range []evLibrary{goSDKLibrary, mcpgoLibrary} {
+		t.Run(lib.name, func(t *testing.T) {
+			t.Parallel()
+			recorded := loadEverythingAnswers(t, path)
+			changed := map[string]bool{}
+			for i, r := range recorded {
+				switch {
+				case strings.Contains(string(r.result), "Echo: hello fidelity"):
+					recorded[i].result = json.RawMessage(strings.Replace(string(r.result), "hello fidelity", "hello fidelitY", 1))
+					changed[`step "tools/call echo"`] = true
+				case strings.Contains(string(r.result), `"structuredContent"`):
+					var m map[string]any
+					json.Unmarshal(r.result, &m)
+					delete(m, "structuredContent")
+					recorded[i].result, _ = json.Marshal(m)
+					changed[`step "tools/call get-structured-content"`] = true
+				case r.err != nil && strings.Contains(r.err.Message, "nowhere/9"):
+					e := *r.err
+					e.Message = strings.Replace(e.Message, "nowhere/9", "nowhere/8", 1)
+					recorded[i].err = &e
+					changed[`step "resources/read unknown"`] = true
+				}
+			}
+			if len(changed) != 3 {
+				t.Fatalf("changed %v, want three steps", changed)
+			}
+			var mu sync.Mutex
+			var got []string
+			runEverythingCassette(t, path, recorded, "stdio", lib, func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, fmt.Sprintf(format, args...))
+			})
+			for _, g := range got {
+				step, _, _ := strings.Cut(g, ", request")
+				if !changed[step] {
+					t.Errorf("reported, but not changed: %s", g)
+				}
+				delete(changed, step)
+			}
+			for step := range changed {
+				t.Errorf("changed, but not reported: %s", step)
+			}
+		})
+	}
 }
