@@ -201,6 +201,7 @@ func (c *goSDKConn) complete(ctx context.Context, refType, ref, arg, value strin
 	return c.cs.Complete(ctx, p)
 }
 func (c *goSDKConn) logs() ([]string, <-chan struct{}) { return c.log.get() }
+func (c *goSDKConn) tasks() evTasks                    { return nil }
 func (c *goSDKConn) close() error                      { return c.cs.Close() }
 
 // mcp-go v1.2.1's ToolInputSchema and ToolOutputSchema drop a schema's
@@ -211,6 +212,7 @@ type mcpgoConn struct {
 	c        *mcpgoclient.Client
 	t        mcpgotransport.Interface
 	init     *mcpgo.InitializeResult
+	taskID   string // of the task that evTaskSteps start
 	roots    *evRootsState
 	log      *evLogs
 	progress *evProgress
@@ -383,4 +385,45 @@ func (c *mcpgoConn) complete(ctx context.Context, refType, ref, arg, value strin
 	return c.c.Complete(ctx, r)
 }
 func (c *mcpgoConn) logs() ([]string, <-chan struct{}) { return c.log.get() }
+func (c *mcpgoConn) tasks() evTasks                    { return (*mcpgoTasks)(c) }
 func (c *mcpgoConn) close() error                      { return c.c.Close() }
+
+// mcpgoTasks are the task requests of an mcp-go client.
+type mcpgoTasks mcpgoConn
+
+// call sends tools/call with a task through the transport: mcp-go's
+// CallTool parses the answer as a CallToolResult, which drops the task.
+func (c *mcpgoTasks) call(ctx context.Context, name string, args map[string]any, ttl int64) (any, error) {
+	res, err := c.t.SendRequest(ctx, mcpgotransport.JSONRPCRequest{
+		JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(int64(1_000_003)), Method: "tools/call",
+		Params: map[string]any{"name": name, "arguments": args, "task": mcpgo.TaskParams{TTL: &ttl}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Error != nil {
+		return nil, res.Error.AsError()
+	}
+	var r mcpgo.CreateTaskResult
+	if err := json.Unmarshal(res.Result, &r); err != nil {
+		return nil, err
+	}
+	c.taskID = r.Task.TaskId
+	return r, nil
+}
+
+func (c *mcpgoTasks) result(ctx context.Context) (any, error) {
+	var r mcpgo.TaskResultRequest
+	r.Params.TaskId = c.taskID
+	return c.c.TaskResult(ctx, r)
+}
+
+func (c *mcpgoTasks) get(ctx context.Context) (any, error) {
+	var r mcpgo.GetTaskRequest
+	r.Params.TaskId = c.taskID
+	return c.c.GetTask(ctx, r)
+}
+
+func (c *mcpgoTasks) list(ctx context.Context) (any, error) {
+	return c.c.ListTasksByPage(ctx, mcpgo.ListTasksRequest{})
+}

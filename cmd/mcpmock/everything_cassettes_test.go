@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +80,8 @@ type evConn interface {
 	// logs is every notification the client's handlers got so far (see
 	// evLogs), and a channel closed by the next.
 	logs() ([]string, <-chan struct{})
+	// tasks is nil for a library without tasks.
+	tasks() evTasks
 	close() error
 }
 
@@ -115,8 +118,7 @@ func evCall(name string, args map[string]any) func(context.Context, evConn) []ev
 	return func(ctx context.Context, c evConn) []evOutcome { return one(c.callTool(ctx, name, args, 0)) }
 }
 
-// evSteps is client.mjs's script up to the tasks, which neither library
-// runs here (see evTaskSteps).
+// evSteps is client.mjs's script up to the tasks (see evTaskSteps).
 var evSteps = []evStep{
 	{"initialize", func(ctx context.Context, c evConn) []evOutcome {
 		// What the server does after notifications/initialized: it asks
@@ -220,19 +222,30 @@ var evSteps = []evStep{
 	{"tools/call get-sum bad arguments", evCall("get-sum", map[string]any{"a": "one"})},
 }
 
-// evTaskSteps are the steps of client.mjs after evSteps, with the number
-// of requests each sends: the tasks (go-sdk v1.8.0 has no tasks; mcp-go's
-// are not run here) and the closing ping, which needs no task but would
-// be matched out of order without them.
-var evTaskSteps = []struct {
-	name     string
-	requests int
-}{
-	{"tasks: ambiguous query with elicitation", 1},
-	{"tasks/result ambiguous", 1},
-	{"tasks/get", 1},
-	{"tasks/list", 1},
-	{"ping at the end", 1},
+// evTaskSteps are the steps of client.mjs after evSteps: a task (sent
+// only by a library with tasks; go-sdk v1.8.0 has none) and the closing
+// ping.
+var evTaskSteps = []evStep{
+	{"tasks: ambiguous query with elicitation", func(ctx context.Context, c evConn) []evOutcome {
+		r, err := c.tasks().call(ctx, "simulate-research-query", map[string]any{"topic": "python", "ambiguous": true}, 60000)
+		if err == nil {
+			err = evWaitLog(ctx, c, "notifications/tasks/status")
+		}
+		return one(r, err)
+	}},
+	{"tasks/result ambiguous", func(ctx context.Context, c evConn) []evOutcome { return one(c.tasks().result(ctx)) }},
+	{"tasks/get", func(ctx context.Context, c evConn) []evOutcome { return one(c.tasks().get(ctx)) }},
+	{"tasks/list", func(ctx context.Context, c evConn) []evOutcome { return one(c.tasks().list(ctx)) }},
+	{"ping at the end", func(ctx context.Context, c evConn) []evOutcome { return emptyOr(c.ping(ctx)) }},
+}
+
+// evTasks are the task requests of a library that has them: tools/call
+// with a task, then tasks/result, tasks/get and tasks/list of that task.
+type evTasks interface {
+	call(ctx context.Context, name string, args map[string]any, ttl int64) (any, error)
+	result(ctx context.Context) (any, error)
+	get(ctx context.Context) (any, error)
+	list(ctx context.Context) (any, error)
 }
 
 // evRecorded is the recorded answer of each request of the TS client, in
@@ -357,8 +370,20 @@ func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, ove
 		p, url = startListening(t, "replay", "-c", path, "--listen", "127.0.0.1:0")
 		c = lib.connect(t, ctx, nil, nil, url)
 	}
-	next := 0
-	for _, s := range evSteps {
+	next, notRun := 0, 0
+	ids := map[string]string{} // the recorded task ids, to the replay's
+	steps := evSteps
+	if c.tasks() != nil {
+		steps = append(slices.Clip(steps), evTaskSteps...)
+	} else {
+		// Without the task's four requests, the closing ping.
+		notRun = len(evTaskSteps) - 1
+		steps = append(slices.Clip(steps), evTaskSteps[len(evTaskSteps)-1])
+	}
+	for k, s := range steps {
+		if k == len(evSteps) {
+			next += notRun // the task's requests, not sent
+		}
 		got := s.run(ctx, c)
 		for i, o := range got {
 			if next >= len(recorded) {
@@ -366,16 +391,13 @@ func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, ove
 			}
 			want := recorded[next]
 			next++
-			if d := evCompare(o, want, lib.drops); d != "" {
+			if d := evCompare(o, want, lib.drops, ids); d != "" {
 				mismatch("step %q, request %d (%s): %s", s.name, i+1, want.method, d)
 			}
 		}
 	}
-	if err := evWaitCounts(ctx, c, evNotifications(t, path)); err != nil {
+	if err := evWaitCounts(ctx, c, evNotifications(t, path, c.tasks() != nil)); err != nil {
 		t.Error(err)
-	}
-	for _, s := range evTaskSteps {
-		next += s.requests
 	}
 	if next != len(recorded) {
 		t.Errorf("the steps account for %d requests, the cassette has %d", next, len(recorded))
@@ -393,12 +415,12 @@ func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, ove
 	if status != 0 {
 		t.Errorf("mcpmock exited with %d", status)
 	}
-	checkEverythingSummary(t, p.stderr.String(), lib.replyDiff, next-len(evTaskSteps))
+	checkEverythingSummary(t, p.stderr.String(), lib.replyDiff, next-notRun, notRun)
 }
 
 // evNotifications counts the notifications the server sent in the
-// cassette at path, by method, up to the tasks (not run).
-func evNotifications(t *testing.T, path string) map[string]int {
+// cassette at path, by method: up to the task's request unless withTasks.
+func evNotifications(t *testing.T, path string, withTasks bool) map[string]int {
 	t.Helper()
 	c, err := cassettes.Load(path)
 	if err != nil {
@@ -431,7 +453,7 @@ func evNotifications(t *testing.T, path string) map[string]int {
 	}
 	n := map[string]int{}
 	for _, in := range doc.Interactions {
-		if in.From == "client" && in.Request != nil && in.Request.Params.Task != nil {
+		if !withTasks && in.From == "client" && in.Request != nil && in.Request.Params.Task != nil {
 			break
 		}
 		if in.From == "server" && in.Notification != nil {
@@ -477,15 +499,11 @@ var summaryLine = regexp.MustCompile(`(?m)^mcpmock: replayed \d+ messages, (\d+)
 // matched, none unmatched, the requests of the steps not run unused, and
 // no reply of the client that differs from the recording but as
 // replyDiff says.
-func checkEverythingSummary(t *testing.T, stderr, replyDiff string, sent int) {
+func checkEverythingSummary(t *testing.T, stderr, replyDiff string, sent, notRun int) {
 	t.Helper()
 	m := summaryLine.FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("no summary line:\n%s", stderr)
-	}
-	notRun := 0
-	for _, s := range evTaskSteps {
-		notRun += s.requests
 	}
 	if want := fmt.Sprintf("%d matched, 0 unmatched, %d unused", sent, notRun); m[1]+" matched, "+m[2]+" unmatched, "+m[3]+" unused" != want {
 		t.Errorf("the summary says %q, want %q:\n%s", m[0], want, stderr)
@@ -504,7 +522,7 @@ func checkEverythingSummary(t *testing.T, stderr, replyDiff string, sent int) {
 // error with an error of the same message (and code, when the library
 // keeps it), a result with the recorded result by evDiff. It returns ""
 // when they agree.
-func evCompare(o evOutcome, want evRecorded, drops map[string]bool) string {
+func evCompare(o evOutcome, want evRecorded, drops map[string]bool, ids map[string]string) string {
 	if want.err != nil {
 		if o.err == nil {
 			return fmt.Sprintf("got a result, want the error %d %q", want.err.Code, want.err.Message)
@@ -523,7 +541,7 @@ func evCompare(o evOutcome, want evRecorded, drops map[string]bool) string {
 			b, _ := json.Marshal(data)
 			json.Unmarshal(b, &got)
 			var diffs []string
-			evDiff("$.error.data", got, rec, drops, &diffs)
+			evDiff("$.error.data", got, rec, drops, ids, &diffs)
 			if len(diffs) > 0 {
 				return "the error's data differs from the recording:\n\t" + strings.Join(diffs, "\n\t")
 			}
@@ -549,7 +567,7 @@ func evCompare(o evOutcome, want evRecorded, drops map[string]bool) string {
 		return err.Error()
 	}
 	var diffs []string
-	evDiff("$", got, rec, drops, &diffs)
+	evDiff("$", got, rec, drops, ids, &diffs)
 	if len(diffs) > 0 {
 		return "the result differs from the recording:\n\t" + strings.Join(diffs, "\n\t")
 	}
@@ -560,9 +578,10 @@ func evCompare(o evOutcome, want evRecorded, drops map[string]bool) string {
 // from want (the recorded one). A member the library adds is accepted
 // only with a zero value (false, 0, "", null, [] or {}: a Go struct's
 // empty field); a recorded member the client lacks only with a zero
-// value or a name in drops. Arrays must have the same length; strings,
+// value or a name in drops. A taskId may differ from the recorded one,
+// but the same recorded id must be the same replayed id (ids binds them). Arrays must have the same length; strings,
 // numbers and booleans must be equal.
-func evDiff(path string, got, want any, drops map[string]bool, diffs *[]string) {
+func evDiff(path string, got, want any, drops map[string]bool, ids map[string]string, diffs *[]string) {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
@@ -591,7 +610,7 @@ func evDiff(path string, got, want any, drops map[string]bool, diffs *[]string) 
 			case !inGot && !isZero(wv) && !drops[k]:
 				*diffs = append(*diffs, fmt.Sprintf("%s.%s: the client has nothing, the recording %s", path, k, short(wv)))
 			case inGot && inWant:
-				evDiff(path+"."+k, gv, wv, drops, diffs)
+				evDiff(path+"."+k, gv, wv, drops, ids, diffs)
 			}
 		}
 	case []any:
@@ -605,9 +624,19 @@ func evDiff(path string, got, want any, drops map[string]bool, diffs *[]string) 
 			return
 		}
 		for i := range w {
-			evDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], drops, diffs)
+			evDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], drops, ids, diffs)
 		}
 	case string:
+		// A task id is fresh in each replay, but the same wherever the
+		// recording has the same: the first binds it.
+		if g, ok := got.(string); ok && strings.HasSuffix(path, ".taskId") {
+			if bound, ok := ids[w]; !ok {
+				ids[w] = g
+			} else if g != bound {
+				*diffs = append(*diffs, fmt.Sprintf("%s: got %q, earlier the replay's id of %q was %q", path, g, w, bound))
+			}
+			return
+		}
 		// A server-made elicitation id (a UUID) is fresh in each replay,
 		// also where a tool's text repeats it.
 		if g, ok := got.(string); !ok || uuid.ReplaceAllString(g, "<uuid>") != uuid.ReplaceAllString(w, "<uuid>") {
