@@ -36,12 +36,13 @@ import (
 // go-sdk and an mcp-go client that run the steps of client.mjs that they
 // can express, in its order, with the same roots and the same fixed
 // sampling and elicitation replies, and compares every answer with the
-// recorded one.
+// recorded one. Neither library's client API sends everything as the TS
+// client does: mcp-go's has no resources/subscribe, resources/unsubscribe
+// or task-augmented tools/call, which go through its transport; go-sdk
+// v1.8.0 has no tasks, so its run leaves out the four task requests.
 
 // evStep is one step of client.mjs as a Go client runs it: it sends
-// requests through c and returns what came back for each, in order. skip,
-// when not "", says why a client library cannot run it: its requests are
-// then not sent.
+// requests through c and returns what came back for each, in order.
 type evStep struct {
 	name string
 	run  func(ctx context.Context, c evConn) []evOutcome
