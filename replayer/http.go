@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,17 +42,39 @@ type HTTPOptions struct {
 	// NewSessionID makes the Mcp-Session-Id of a new session and the
 	// session id of an HTTP+SSE connection; nil means 128 random bits in hex.
 	NewSessionID func() string
-	// MaxBodyBytes bounds a POST body (413 beyond it); 0 means 64 MiB.
+	// MaxBodyBytes bounds a POST body (413 beyond it); 0 means 64 MiB
+	// (jsonrpc.DefaultMaxLine, the default of the command's
+	// --max-body-bytes), a negative value no bound (for a listener that
+	// bounds bodies itself, as the command's does). recorder.HTTPOptions
+	// has the same rule.
 	MaxBodyBytes int64
 	// KeepAlive is the interval of SSE comments on the long-lived streams
 	// (the GET stream, the HTTP+SSE stream); 0 means 15 seconds, a
 	// negative value none.
 	KeepAlive time.Duration
+	// SSEPath and MessagePath are the last path elements of the two
+	// endpoints of the HTTP+SSE transport, wherever the handler is
+	// mounted: a GET of a path ending in /SSEPath opens the event stream,
+	// and its endpoint event names MessagePath relative to the stream's
+	// URL (so it is right under any prefix); a POST to a path ending in
+	// /MessagePath carries a message. "" means "sse" and "message". Each
+	// is one path element (no slash).
+	SSEPath, MessagePath string
+	// Control enables the control endpoint (http_control.go): a POST to a
+	// path ending in /_mcpmock/notify sends a notification to every live
+	// session. false (the default) answers that path 404.
+	Control bool
 }
 
-// HTTPHandler serves a cassette over HTTP. It is an http.Handler: Streamable
-// HTTP at /mcp, and the HTTP+SSE transport of 2024-11-05 at /sse (the event
-// stream) and /message (its POST endpoint). Every other path is 404.
+// HTTPHandler serves a cassette over HTTP. It is an http.Handler that can
+// be mounted at any path (at a mux pattern such as "/api/mcp", or under
+// http.StripPrefix): a path whose last element is HTTPOptions.SSEPath
+// ("sse") or MessagePath ("message") is the HTTP+SSE transport of
+// 2024-11-05 (the event stream and its POST endpoint), a path ending in
+// /_mcpmock/notify is the control endpoint when HTTPOptions.Control is set
+// (404 otherwise), and every other path is Streamable HTTP. Mounted at the root, that is
+// Streamable HTTP at /mcp and HTTP+SSE at /sse, as mcpmock replay --listen
+// serves it.
 //
 // Stateful era (up to 2025-11-25): each initialize starts a session with a
 // fresh random Mcp-Session-Id and its own replay state; a later request
@@ -102,8 +126,19 @@ func (e *Engine) Handler(opts *HTTPOptions) *HTTPHandler {
 	if h.opts.NewSessionID == nil {
 		h.opts.NewSessionID = randomID
 	}
-	if h.opts.MaxBodyBytes <= 0 {
+	if h.opts.MaxBodyBytes == 0 {
 		h.opts.MaxBodyBytes = jsonrpc.DefaultMaxLine
+	}
+	if h.opts.SSEPath == "" {
+		h.opts.SSEPath = "sse"
+	}
+	if h.opts.MessagePath == "" {
+		h.opts.MessagePath = "message"
+	}
+	for _, p := range []string{h.opts.SSEPath, h.opts.MessagePath} {
+		if strings.Contains(p, "/") || p == "." || p == ".." {
+			panic(fmt.Sprintf("replayer: HTTPOptions path %q is not one path element", p))
+		}
 	}
 	if h.opts.KeepAlive == 0 {
 		h.opts.KeepAlive = 15 * time.Second
@@ -147,18 +182,22 @@ func (h *HTTPHandler) Sessions() int {
 	return len(h.sessions)
 }
 
+// ServeHTTP routes by the last element of the request's path (see
+// HTTPHandler), so that the handler serves the same under any prefix.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/mcp":
-		h.serveStreamable(w, r)
-	case "/sse":
-		h.serveSSE(w, r)
-	case "/message":
-		h.serveSSEMessage(w, r)
-	case "/_mcpmock/notify":
+	switch p := r.URL.Path; {
+	case isControl(p):
+		if !h.opts.Control {
+			http.Error(w, "Not Found: the control endpoint is off (replayer.HTTPOptions.Control)", http.StatusNotFound)
+			return
+		}
 		h.serveNotify(w, r)
+	case path.Base(p) == h.opts.SSEPath:
+		h.serveSSE(w, r)
+	case path.Base(p) == h.opts.MessagePath:
+		h.serveSSEMessage(w, r)
 	default:
-		http.Error(w, fmt.Sprintf("Not Found: mcpmock serves Streamable HTTP at /mcp and HTTP+SSE at /sse, not %s", r.URL.Path), http.StatusNotFound)
+		h.serveStreamable(w, r)
 	}
 }
 
@@ -505,12 +544,20 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 	return msgs, batch, true
 }
 
-// readBody reads a POST body within max bytes: the bytes that the guard in
+// readBody reads a POST body within max bytes (any size for a negative
+// max): the bytes that the guard in
 // front (internal/httpguard) has read already, as they are, or else the
 // body itself.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	if b, ok := httpguard.Bytes(r); ok && int64(len(b)) <= max {
+	if b, ok := httpguard.Bytes(r); ok && (max < 0 || int64(len(b)) <= max) {
 		return b, nil
+	}
+	if max < 0 {
+		return io.ReadAll(r.Body)
+	}
+	if r.ContentLength > max {
+		// Refused before it is read: the client need not send it.
+		return nil, &http.MaxBytesError{Limit: max}
 	}
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }

@@ -7,6 +7,15 @@ import (
 	"strings"
 )
 
+// controlPath is the end of the control endpoint's path.
+const controlPath = "_mcpmock/notify"
+
+// isControl reports whether the path p ends in the control endpoint's
+// (HTTPOptions.Control).
+func isControl(p string) bool {
+	return p == controlPath || strings.HasSuffix(p, "/"+controlPath)
+}
+
 // serveNotify is the control endpoint POST /_mcpmock/notify?method=M: it
 // sends the server notification M (default notifications/tools/list_changed)
 // to every live session, as Engine.Notify does, with the request body (a

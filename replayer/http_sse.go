@@ -9,8 +9,8 @@ import (
 
 // serveSSE serves the event stream of the HTTP+SSE transport (2024-11-05):
 // one session per stream, whose first event, "endpoint", names the URL the
-// client POSTs its messages to (relative, so that the handler can be mounted
-// under any prefix). Every server message of the session goes on this
+// client POSTs its messages to: HTTPOptions.MessagePath relative to the
+// stream's URL, so that it is right under any prefix. Every server message of the session goes on this
 // stream; the session ends with it.
 func (h *HTTPHandler) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -29,7 +29,7 @@ func (h *HTTPHandler) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.deleteSession(hs)
 	sw := newSSEWriter(w, nil)
-	if sw.event("endpoint", []byte("message?sessionId="+url.QueryEscape(hs.id))) != nil {
+	if sw.event("endpoint", []byte(h.opts.MessagePath+"?sessionId="+url.QueryEscape(hs.id))) != nil {
 		return
 	}
 	h.stream(r.Context(), hs, sw)

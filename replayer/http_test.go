@@ -134,7 +134,9 @@ func TestStreamableSessions(t *testing.T) {
 		{name: "put", method: "PUT", body: "", status: 405},
 		{name: "get without session", method: "GET", header: map[string]string{"Accept": "text/event-stream"}, status: 400},
 		{name: "get without accept", method: "GET", header: map[string]string{"Mcp-Session-Id": sid}, status: 406},
-		{name: "other path", method: "POST", body: callBody, status: 404},
+		// Any path is Streamable HTTP (the handler can be mounted anywhere):
+		// the session is asked for, as at /mcp.
+		{name: "other path", method: "POST", body: callBody, status: 400, contains: "Mcp-Session-Id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -47,7 +47,7 @@ func TestScriptedListChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := e.Handler(nil)
+	h := e.Handler(&replayer.HTTPOptions{Control: true})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()

@@ -123,9 +123,9 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	var closeStreams func()
 	var bridge *recorder.StdioBridge
 	if f.upstream != "" {
-		// The listener bounds bodies (--max-body-bytes); the tap's own bound
-		// must not be smaller.
-		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log, Guard: f.guard, MaxBodyBytes: -1})
+		// The listener bounds bodies (--max-body-bytes); the tap's bound is
+		// the same (both read MaxBodyBytes by one rule).
+		tap, err := recorder.NewHTTP(f.upstream, rec, &recorder.HTTPOptions{Logger: log, Guard: f.guard, MaxBodyBytes: guard.MaxBodyBytes})
 		if err != nil {
 			return 0, usagef("%v", err)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"time"
@@ -83,14 +82,27 @@ func (f *replayHTTPFlags) register(fs *pflag.FlagSet) {
 }
 
 // replayHandler is the replay engine's HTTP handler as replay serves it
-// behind guard, whose EndSession it sets: an expired session's replay
-// state is dropped by a DELETE.
+// behind guard (with the control endpoint), whose EndSession it sets: an
+// expired session's replay state is dropped by a DELETE.
 func replayHandler(eng *replayer.Engine, guard *httpguard.Options) *replayer.HTTPHandler {
-	// The guard bounds the body first; the handler's own bound must not be
-	// smaller.
-	h := eng.Handler(&replayer.HTTPOptions{MaxBodyBytes: math.MaxInt64})
+	// The guard bounds the body first; the handler's bound is the same
+	// (both read MaxBodyBytes by one rule).
+	h := eng.Handler(&replayer.HTTPOptions{MaxBodyBytes: guard.MaxBodyBytes, Control: true})
 	guard.EndSession = httpguard.EndByDelete(h, "/mcp")
 	return h
+}
+
+// replayRoutes mounts h at the paths of replay --listen (DESIGN.md,
+// "Command line"); every other path is 404.
+func replayRoutes(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	for _, p := range []string{"/mcp", "/sse", "/message", "/_mcpmock/notify"} {
+		mux.Handle(p, h)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, fmt.Sprintf("Not Found: mcpmock serves Streamable HTTP at /mcp and HTTP+SSE at /sse, not %s", r.URL.Path), http.StatusNotFound)
+	})
+	return mux
 }
 
 // listen binds a --listen address of replay or record (httpguard.Listen
@@ -139,7 +151,7 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 		return notServed{err}
 	}
 	h := replayHandler(eng, guard)
-	srv := httpguard.Server(h, guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	srv := httpguard.Server(replayRoutes(h), guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(h.Close)
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))
 	served := make(chan error, 1)
