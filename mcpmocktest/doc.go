@@ -104,7 +104,7 @@
 //
 //	c := mcpmocktest.NewCassette().
 //		Tool("get_weather", `{"type":"object","properties":{"location":{"type":"string"}}}`).
-//		Call("get_weather", map[string]any{"location": "Paris"}).Returns("Sunny, 22°C").
+//		Call("get_weather", map[string]any{"location": "Paris"}).Return("Sunny, 22°C").
 //		Build()
 //	srv := mcpmocktest.NewServerFromCassette(t, c, nil)
 //
