@@ -205,7 +205,7 @@ func TestOptionsNoSchemaValidation(t *testing.T) {
 	for _, tt := range []struct {
 		off  bool
 		want string // in the answer
-	}{{false, "location"}, {true, "no recorded"}} {
+	}{{false, "tool error: Invalid arguments"}, {true, "no recorded tools/call"}} {
 		t.Run(fmt.Sprint("off=", tt.off), func(t *testing.T) {
 			srv := mcpmocktest.NewServerFromCassette(t, optionsCassette(), &mcpmocktest.Options{
 				NoSchemaValidation: tt.off, AllowMisses: true})
