@@ -18,8 +18,8 @@ import (
 //
 //	c := mcpmocktest.NewCassette().
 //		Tool("get_weather", `{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`).
-//		Call("get_weather", map[string]any{"location": "Paris"}).Returns("Sunny, 22°C").
-//		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnsToolError("API rate limit exceeded").
+//		Call("get_weather", map[string]any{"location": "Paris"}).Return("Sunny, 22°C").
+//		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnToolError("API rate limit exceeded").
 //		Build()
 //	srv := mcpmocktest.NewServerFromCassette(t, c, nil)
 //
@@ -88,8 +88,8 @@ func (b *CassetteBuilder) fail(err error) {
 	}
 }
 
-// Reply is what a scripted call of a CassetteBuilder answers. Its Returns
-// methods add the call to the cassette and give the builder back.
+// Reply is what a scripted call of a CassetteBuilder answers. Its Return
+// methods (named as Stub's) add the call to the cassette and give the builder back.
 type Reply struct {
 	b  *CassetteBuilder
 	in cassettes.Interaction
@@ -103,13 +103,19 @@ func (r *Reply) Times(n int) *Reply {
 	return r
 }
 
-// Returns answers a tool result with one text block per text.
-func (r *Reply) Returns(texts ...string) *CassetteBuilder {
+// Return answers a tool result with one text block per text, as
+// Stub.Return does.
+func (r *Reply) Return(texts ...string) *CassetteBuilder {
 	return r.result(textResult(texts, false))
 }
 
-// ReturnsResult answers the given result (anything encoding/json encodes).
-func (r *Reply) ReturnsResult(result any) *CassetteBuilder {
+// Returns is Return.
+//
+// Deprecated: use Return, the name Stub uses.
+func (r *Reply) Returns(texts ...string) *CassetteBuilder { return r.Return(texts...) }
+
+// ReturnResult answers the given result (anything encoding/json encodes).
+func (r *Reply) ReturnResult(result any) *CassetteBuilder {
 	raw, err := toJSON(result)
 	if err != nil {
 		r.b.fail(fmt.Errorf("result: %w", err))
@@ -118,13 +124,18 @@ func (r *Reply) ReturnsResult(result any) *CassetteBuilder {
 	return r.result(raw)
 }
 
-// ReturnsToolError answers a tool result with isError: true.
-func (r *Reply) ReturnsToolError(text string) *CassetteBuilder {
+// ReturnToolError answers a tool result with isError: true.
+func (r *Reply) ReturnToolError(text string) *CassetteBuilder {
 	return r.result(textResult([]string{text}, true))
 }
 
-// ReturnsError answers a JSON-RPC error (a protocol error).
-func (r *Reply) ReturnsError(code int, message string) *CassetteBuilder {
+// ReturnsToolError is ReturnToolError.
+//
+// Deprecated: use ReturnToolError, the name Stub uses.
+func (r *Reply) ReturnsToolError(text string) *CassetteBuilder { return r.ReturnToolError(text) }
+
+// ReturnError answers a JSON-RPC error (a protocol error).
+func (r *Reply) ReturnError(code int, message string) *CassetteBuilder {
 	return r.add(jsonrpc.ErrorResponse("0", &jsonrpc.Error{Code: code, Message: message}))
 }
 

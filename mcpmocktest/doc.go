@@ -63,6 +63,16 @@
 // that no session used, and Options.Strict makes each recorded interaction
 // answer once. Misses in Command processes are reported when the test ends.
 //
+// # Replay options
+//
+// Options carries what mcpmock replay's flags set: OverlayFiles and
+// Overlays (scripted behaviour, as --overlay), Seed, Latency, PageSize and
+// NoSchemaValidation. For anything else, build an engine with replayer.New
+// and serve it to the client with Pipe:
+//
+//	e, _ := replayer.New(c, &replayer.Options{ReplyTimeout: time.Second})
+//	r, w := mcpmocktest.Pipe(t, e)
+//
 // # Recording
 //
 // With -mcpmock.record on the go test command line (or MCPMOCK_RECORD=1 in
@@ -104,7 +114,7 @@
 //
 //	c := mcpmocktest.NewCassette().
 //		Tool("get_weather", `{"type":"object","properties":{"location":{"type":"string"}}}`).
-//		Call("get_weather", map[string]any{"location": "Paris"}).Returns("Sunny, 22°C").
+//		Call("get_weather", map[string]any{"location": "Paris"}).Return("Sunny, 22°C").
 //		Build()
 //	srv := mcpmocktest.NewServerFromCassette(t, c, nil)
 //

@@ -69,8 +69,8 @@ func Example() {
 
 	c := mcpmocktest.NewCassette().
 		Tool("get_weather", `{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`).
-		Call("get_weather", map[string]any{"location": "Paris"}).Returns("Sunny, 22°C").
-		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnsToolError("API rate limit exceeded").
+		Call("get_weather", map[string]any{"location": "Paris"}).Return("Sunny, 22°C").
+		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnToolError("API rate limit exceeded").
 		Build()
 	srv := mcpmocktest.NewServerFromCassette(t, c, nil)
 

@@ -77,6 +77,32 @@ type Options struct {
 	FailOnUnused bool
 	// Logger receives the live log of the traffic; nil means silent.
 	Logger *slog.Logger
+
+	// OverlayFiles are overlay cassette files (the form mcpmock replay
+	// --overlay reads), relative to the test's directory; nil means none.
+	// Their interactions are tried before the recording, after Overlays
+	// and before Stubs. A file that is missing or broken fails the test.
+	OverlayFiles []string
+	// Overlays are overlay cassettes held in memory, tried before the
+	// recording in order, before OverlayFiles and Stubs; nil means none.
+	Overlays []*cassettes.Cassette
+	// Seed seeds the random source of the overlays' probabilities and
+	// random delays (replayer.Options.Seed); the same seed gives the same
+	// sequence. 0 is a seed like any other.
+	Seed uint64
+	// Latency delays every answer (replayer.Options.Latency): Factor times
+	// the recorded latency plus Fixed. The zero value answers at once.
+	Latency replayer.Latency
+	// PageSize, when positive, re-pages the recorded lists (tools/list,
+	// resources/list, resources/templates/list, prompts/list) into pages
+	// of this many items; 0 uses the cassette's "replay": {"pageSize": N},
+	// or else serves the pages as recorded.
+	PageSize int
+	// NoSchemaValidation turns off the check of tools/call arguments
+	// against the tool's recorded inputSchema. False validates: a call with
+	// invalid arguments that no recorded call matches is answered as a real
+	// server would (replayer.Options.NoSchemaValidation).
+	NoSchemaValidation bool
 }
 
 // Server is a replay (or, in record mode, recording) MCP server that lives
@@ -204,13 +230,25 @@ func (s *Server) startReplay(c *cassettes.Cassette) {
 	}
 	s.cassette, s.overlay = c, overlay
 	eo := &replayer.Options{
-		Matcher:   s.opts.Matcher,
-		Strict:    s.opts.Strict,
-		Logger:    s.opts.Logger,
-		OnRequest: s.onRequest,
+		Matcher:            s.opts.Matcher,
+		Strict:             s.opts.Strict,
+		Logger:             s.opts.Logger,
+		OnRequest:          s.onRequest,
+		Seed:               s.opts.Seed,
+		Latency:            s.opts.Latency,
+		PageSize:           s.opts.PageSize,
+		NoSchemaValidation: s.opts.NoSchemaValidation,
+	}
+	eo.Overlays = append(eo.Overlays, s.opts.Overlays...)
+	for _, path := range s.opts.OverlayFiles {
+		o, err := cassettes.Load(path)
+		if err != nil {
+			s.t.Fatalf("mcpmocktest: overlay: %v", err)
+		}
+		eo.Overlays = append(eo.Overlays, o)
 	}
 	if len(overlay.Interactions) > 0 {
-		eo.Overlays = []*cassettes.Cassette{overlay}
+		eo.Overlays = append(eo.Overlays, overlay)
 	}
 	if s.mode == ModeNewEpisodes {
 		u, err := replayer.DialUpstream(s.upstreamOptions())
@@ -271,36 +309,66 @@ func (s *Server) Engine() *replayer.Engine { return s.engine }
 // transport.NewIO(r, w, nil). The session ends when the client closes w
 // (or when the test ends).
 func (s *Server) Conn() (r io.ReadCloser, w io.WriteCloser) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rec *recording
+	if !s.closed && s.mode.forwards() {
+		rec = &recording{}
+		s.recordings = append(s.recordings, rec)
+	}
+	return s.pipeLocked(func(ctx context.Context, in io.Reader, out io.Writer) {
+		if rec != nil {
+			s.recordSession(rec, in, out)
+			return
+		}
+		s.engine.Serve(ctx, in, out)
+	})
+}
+
+// pipeLocked starts serve on the server side of a new pair of pipes and
+// returns the client side; s.mu is held. The session ends when the client
+// closes w, or at Close, which waits for it.
+func (s *Server) pipeLocked(serve func(ctx context.Context, in io.Reader, out io.Writer)) (r io.ReadCloser, w io.WriteCloser) {
 	clientR, serverW := io.Pipe()
 	serverR, clientW := io.Pipe()
 	end := func() {
 		serverR.CloseWithError(io.EOF)
 		serverW.Close()
 	}
-	s.mu.Lock()
 	if s.closed {
-		s.mu.Unlock()
 		end()
 		return clientR, clientW
 	}
 	s.conns = append(s.conns, end)
 	s.sessions.Add(1)
-	var rec *recording
-	if s.mode.forwards() {
-		rec = &recording{}
-		s.recordings = append(s.recordings, rec)
-	}
-	s.mu.Unlock()
 	go func() {
 		defer s.sessions.Done()
 		defer end()
-		if rec != nil {
-			s.recordSession(rec, serverR, serverW)
-			return
-		}
-		s.engine.Serve(s.ctx, serverR, serverW)
+		serve(s.ctx, serverR, serverW)
 	}()
 	return clientR, clientW
+}
+
+// Pipe serves a new session of an engine built with replayer.New (for
+// options or a front end that Server does not offer) over in-process
+// pipes, as Server.Conn does, and ends it when the test ends. r carries the
+// engine's messages to the client and w the client's to the engine: the
+// go-sdk's &mcp.IOTransport{Reader: r, Writer: w}, mcp-go's
+// transport.NewIO(r, w, nil). The session also ends when the client closes
+// w. Misses are not reported to t; use replayer.Options.OnMiss.
+func Pipe(t testing.TB, e *replayer.Engine) (r io.ReadCloser, w io.WriteCloser) {
+	t.Helper()
+	s := &Server{t: t, engine: e}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		s.closeSessions()
+		s.cancel()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pipeLocked(func(ctx context.Context, in io.Reader, out io.Writer) {
+		e.Serve(ctx, in, out)
+	})
 }
 
 // URL returns the Streamable HTTP endpoint of the server on loopback
@@ -339,19 +407,10 @@ func (s *Server) URL() string {
 // unused interactions (with FailOnUnused), and in record mode writes the
 // cassette. Close is idempotent.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	hs, handler, tap, ok := s.closeSessions()
+	if !ok {
 		return
 	}
-	s.closed = true
-	conns, hs, handler, tap := s.conns, s.http, s.handler, s.tap
-	s.mu.Unlock()
-
-	for _, end := range conns {
-		end()
-	}
-	s.sessions.Wait()
 	if handler != nil {
 		handler.Close()
 	}
@@ -388,6 +447,25 @@ func (s *Server) Close() {
 	if s.opts.FailOnUnused {
 		s.checkUnused(children)
 	}
+}
+
+// closeSessions marks the server closed, ends its in-process sessions and
+// waits for them; ok is false when it was closed already.
+func (s *Server) closeSessions() (hs *httptest.Server, handler *replayer.HTTPHandler, tap *httpTap, ok bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, nil, false
+	}
+	s.closed = true
+	conns := s.conns
+	hs, handler, tap = s.http, s.handler, s.tap
+	s.mu.Unlock()
+	for _, end := range conns {
+		end()
+	}
+	s.sessions.Wait()
+	return hs, handler, tap, true
 }
 
 // checkUnused fails the test for each recorded request that no session (in

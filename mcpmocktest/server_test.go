@@ -300,10 +300,10 @@ func TestBuilder(t *testing.T) {
 	c := mcpmocktest.NewCassette().
 		ServerInfo("weather", "2.0.0").
 		Tool("get_weather", `{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`).
-		Call("get_weather", map[string]any{"location": "Paris"}).Returns("Sunny, 22°C").
-		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnsToolError("API rate limit exceeded").
-		Call("get_weather", map[string]any{"location": "Nowhere"}).ReturnsError(-32602, "unknown location").
-		Call("get_weather", json.RawMessage(`{"location":"Paris","units":"F"}`)).ReturnsResult(map[string]any{
+		Call("get_weather", map[string]any{"location": "Paris"}).Return("Sunny, 22°C").
+		Call("get_weather", map[string]any{"location": "Atlantis"}).ReturnToolError("API rate limit exceeded").
+		Call("get_weather", map[string]any{"location": "Nowhere"}).ReturnError(-32602, "unknown location").
+		Call("get_weather", json.RawMessage(`{"location":"Paris","units":"F"}`)).ReturnResult(map[string]any{
 		"content": []any{map[string]any{"type": "text", "text": "Sunny, 72°F"}}}).
 		Build()
 	for _, lib := range libraries {
