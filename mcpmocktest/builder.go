@@ -109,11 +109,6 @@ func (r *Reply) Return(texts ...string) *CassetteBuilder {
 	return r.result(textResult(texts, false))
 }
 
-// Returns is Return.
-//
-// Deprecated: use Return, the name Stub uses.
-func (r *Reply) Returns(texts ...string) *CassetteBuilder { return r.Return(texts...) }
-
 // ReturnResult answers the given result (anything encoding/json encodes).
 func (r *Reply) ReturnResult(result any) *CassetteBuilder {
 	raw, err := toJSON(result)
@@ -128,11 +123,6 @@ func (r *Reply) ReturnResult(result any) *CassetteBuilder {
 func (r *Reply) ReturnToolError(text string) *CassetteBuilder {
 	return r.result(textResult([]string{text}, true))
 }
-
-// ReturnsToolError is ReturnToolError.
-//
-// Deprecated: use ReturnToolError, the name Stub uses.
-func (r *Reply) ReturnsToolError(text string) *CassetteBuilder { return r.ReturnToolError(text) }
 
 // ReturnError answers a JSON-RPC error (a protocol error).
 func (r *Reply) ReturnError(code int, message string) *CassetteBuilder {
