@@ -37,7 +37,7 @@ func BenchmarkSaveWhileRecording(b *testing.B) {
 	c := benchCassette(1000)
 	more := benchCassette(1010).Interactions[1000:]
 	b.Run("incremental", func(b *testing.B) {
-		var e IncrementalEncoder
+		var e incrementalEncoder
 		e.Write(io.Discard, c)
 		for b.Loop() {
 			grown := *c

@@ -14,11 +14,11 @@ import (
 	"unsafe"
 )
 
-// IncrementalEncoder encodes a growing cassette again and again, as the
+// incrementalEncoder encodes a growing cassette again and again, as the
 // recorder does while recording, re-encoding only the interactions that
 // changed since the last call. Its output is byte for byte that of Encode.
 // The zero value is ready to use; it is safe for concurrent use.
-type IncrementalEncoder struct {
+type incrementalEncoder struct {
 	mu     sync.Mutex // guards the fields below
 	seed   maphash.Seed
 	seeded bool
@@ -27,7 +27,7 @@ type IncrementalEncoder struct {
 }
 
 // Encode returns the cassette as Encode does.
-func (e *IncrementalEncoder) Encode(c *Cassette) ([]byte, error) {
+func (e *incrementalEncoder) Encode(c *Cassette) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := e.Write(&buf, c); err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (e *IncrementalEncoder) Encode(c *Cassette) ([]byte, error) {
 
 // Write writes the cassette to w as Encode encodes it, without building the
 // whole file in memory.
-func (e *IncrementalEncoder) Write(w io.Writer, c *Cassette) error {
+func (e *incrementalEncoder) Write(w io.Writer, c *Cassette) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.seeded {
@@ -323,14 +323,14 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 // with the same seed give the same value for an interaction that did not
 // change.
 func Fingerprint(seed maphash.Seed, in *Interaction) uint64 {
-	e := IncrementalEncoder{seed: seed}
+	e := incrementalEncoder{seed: seed}
 	return e.fingerprint(in)
 }
 
 // fingerprint summarises what can change in an interaction while it is
 // recorded: which messages it holds (by identity and length: a recorded
 // message's bytes never change once set) and its HTTP details.
-func (e *IncrementalEncoder) fingerprint(in *Interaction) uint64 {
+func (e *incrementalEncoder) fingerprint(in *Interaction) uint64 {
 	var h maphash.Hash
 	h.SetSeed(e.seed)
 	w := func(vs ...uint64) {

@@ -419,13 +419,13 @@ func Save(path string, c *Cassette) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, data)
+	return writeFileAtomic(path, data)
 }
 
-// WriteFileAtomic writes data to path by way of a synced temporary file in
+// writeFileAtomic writes data to path by way of a synced temporary file in
 // the same directory and a rename, so that path always holds either the old
 // or the new content.
-func WriteFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error {
 	return WriteAtomic(path, true, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err

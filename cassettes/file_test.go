@@ -142,7 +142,7 @@ func TestHandWritten(t *testing.T) {
 // byte, as the cassette grows and changes.
 func TestIncrementalEncoder(t *testing.T) {
 	c := sample()
-	var e IncrementalEncoder
+	var e incrementalEncoder
 	check := func(step string) {
 		t.Helper()
 		want, err := Encode(c)

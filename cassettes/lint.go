@@ -75,7 +75,7 @@ func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
 		}
 		return []Problem{p}, nil
 	}
-	offsets := InteractionOffsets(data)
+	offsets := interactionOffsets(data)
 	var out []Problem
 	add := func(sev Severity, i int, format string, args ...any) {
 		off := int64(0)
@@ -188,9 +188,9 @@ func describeRequest(raw json.RawMessage) string {
 	return m.Method
 }
 
-// InteractionOffsets returns the byte offset of each interaction of a
+// interactionOffsets returns the byte offset of each interaction of a
 // cassette file, in order (see Position). It assumes data parses.
-func InteractionOffsets(data []byte) []int64 {
+func interactionOffsets(data []byte) []int64 {
 	var out []int64
 	members(data, 0, func(key string, off int64, raw json.RawMessage) {
 		if key == "interactions" {

@@ -28,8 +28,8 @@ const (
 	ModePassthrough Mode = "passthrough"
 )
 
-// Modes lists every mode.
-var Modes = []Mode{ModeReplay, ModeRecord, ModeOnce, ModeNewEpisodes, ModePassthrough}
+// modes lists every mode.
+var modes = []Mode{ModeReplay, ModeRecord, ModeOnce, ModeNewEpisodes, ModePassthrough}
 
 // ParseMode parses a mode name (any case); "" is ModeReplay.
 func ParseMode(s string) (Mode, error) {
@@ -37,7 +37,7 @@ func ParseMode(s string) (Mode, error) {
 	if m == "" {
 		return ModeReplay, nil
 	}
-	for _, k := range Modes {
+	for _, k := range modes {
 		if m == k {
 			return m, nil
 		}

@@ -68,7 +68,7 @@ func (f *Finisher) Finish(c *Cassette) int {
 	}
 	c.Meta.RecordedAt = day(c.Meta.RecordedAt)
 	if c.Meta.ServerInfo == nil {
-		c.Meta.ServerInfo = FindServerInfo(c)
+		c.Meta.ServerInfo = findServerInfo(c)
 	}
 	return n
 }
@@ -136,10 +136,10 @@ func day(s string) string {
 	return t.UTC().Truncate(24 * time.Hour).Format(time.RFC3339)
 }
 
-// FindServerInfo returns the server's name and version from the first
+// findServerInfo returns the server's name and version from the first
 // recorded answer to initialize (result.serverInfo) or server/discover
 // (result._meta["io.modelcontextprotocol/serverInfo"]); nil when none.
-func FindServerInfo(c *Cassette) *ServerInfo {
+func findServerInfo(c *Cassette) *ServerInfo {
 	for i := range c.Interactions {
 		if si := ServerInfoOf(&c.Interactions[i]); si != nil {
 			return si

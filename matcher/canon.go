@@ -35,7 +35,7 @@ func appendCanonicalKey(dst []byte, r Request) []byte {
 }
 
 // plainInteger reports that raw, a JSON number, is an integer that
-// CanonicalNumber leaves as it is: no leading zero, no "-0", no fraction or
+// canonicalNumber leaves as it is: no leading zero, no "-0", no fraction or
 // exponent, and short enough never to be written with one.
 func plainInteger(raw []byte) bool {
 	digits := raw
@@ -158,7 +158,7 @@ func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFil
 		var ok bool
 		before := len(dst)
 		if metaFilter && string(m.name) == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
-			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !VolatileMeta(string(k)) }, false)
+			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !volatileMeta(string(k)) }, false)
 		} else {
 			dst, ok = sc.appendCanonical(dst, m.value)
 		}
@@ -224,7 +224,7 @@ func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 		if plainInteger(raw) {
 			return append(dst, raw...), true
 		}
-		return append(dst, CanonicalNumber(string(raw))...), true
+		return append(dst, canonicalNumber(string(raw))...), true
 	}
 	return append(dst, raw...), true // true, false, null
 }

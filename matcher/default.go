@@ -84,7 +84,7 @@ func dropVolatileMeta(obj map[string]any) map[string]any {
 	}
 	kept := map[string]any{}
 	for k, v := range meta {
-		if !VolatileMeta(k) {
+		if !volatileMeta(k) {
 			kept[k] = v
 		}
 	}
@@ -142,15 +142,15 @@ func canonicalize(v any) any {
 			x[i] = canonicalize(e)
 		}
 	case json.Number:
-		return json.Number(CanonicalNumber(string(x)))
+		return json.Number(canonicalNumber(string(x)))
 	}
 	return v
 }
 
-// CanonicalNumber returns the shortest plain decimal form of a JSON number
+// canonicalNumber returns the shortest plain decimal form of a JSON number
 // ("1.0" → "1", "1e2" → "100", "-0.50" → "-0.5"); exponents beyond ±40 are
 // kept in exponent form. It is exact: no float conversion.
-func CanonicalNumber(s string) string {
+func canonicalNumber(s string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	mant, exp := s, 0
@@ -213,7 +213,7 @@ func compare(path string, a, b any, out *[]Difference) {
 		for _, k := range keys {
 			av, ain := am[k]
 			bv, bin := bm[k]
-			p := JoinPath(path, k)
+			p := joinPath(path, k)
 			// An absent member is an empty object to an object on the other
 			// side: the difference is named where it lies, inside.
 			_, aobj := av.(map[string]any)
@@ -237,7 +237,7 @@ func compare(path string, a, b any, out *[]Difference) {
 	bs, bok := b.([]any)
 	if aok && bok && len(as) == len(bs) {
 		for i := range as {
-			compare(JoinPath(path, strconv.Itoa(i)), as[i], bs[i], out)
+			compare(joinPath(path, strconv.Itoa(i)), as[i], bs[i], out)
 		}
 		return
 	}
@@ -264,9 +264,9 @@ func compact(v any) string {
 	return string(b)
 }
 
-// JoinPath appends a key to a gjson path, escaping the characters that gjson
+// joinPath appends a key to a gjson path, escaping the characters that gjson
 // treats specially (so a _meta key with dots stays one key).
-func JoinPath(path, key string) string {
+func joinPath(path, key string) string {
 	var sb strings.Builder
 	for _, r := range key {
 		switch r {

@@ -191,10 +191,10 @@ func Handshake(method string) bool {
 	return mcp.Handshake(method)
 }
 
-// VolatileMeta reports whether a _meta key changes from run to run and is
+// volatileMeta reports whether a _meta key changes from run to run and is
 // dropped before comparing: the progress token, W3C trace context and the
 // per-request keys of 2026-07-28 (io.modelcontextprotocol/...).
-func VolatileMeta(key string) bool {
+func volatileMeta(key string) bool {
 	switch key {
 	case "progressToken", "traceparent", "tracestate", "baggage":
 		return true

@@ -65,8 +65,8 @@ func TestCanonicalNumber(t *testing.T) {
 		"1": "1", "1.0": "1", "1e2": "100", "100": "100", "-0.50": "-0.5", "0": "0", "-0": "0", "0.000": "0",
 		"1.5E-3": "0.0015", "12345678901234567890": "12345678901234567890", "1e400": "1e400", "2.50e1": "25",
 	} {
-		if got := CanonicalNumber(in); got != want {
-			t.Errorf("CanonicalNumber(%s) = %s, want %s", in, got, want)
+		if got := canonicalNumber(in); got != want {
+			t.Errorf("canonicalNumber(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

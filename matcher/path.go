@@ -114,7 +114,7 @@ func lookup(tree any, segs []segment) []found {
 		s := rest[0]
 		step := func(child any, key string) {
 			c := append(conc[:len(conc):len(conc)], segment{key: key})
-			walk(child, rest[1:], JoinPath(path, key), c)
+			walk(child, rest[1:], joinPath(path, key), c)
 		}
 		switch x := v.(type) {
 		case map[string]any:

@@ -315,12 +315,12 @@ func placeholders(tree any) []found {
 		switch x := v.(type) {
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
-				walk(x[k], JoinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
+				walk(x[k], joinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
 			}
 		case []any:
 			for i, e := range x {
 				k := fmt.Sprint(i)
-				walk(e, JoinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
+				walk(e, joinPath(path, k), append(segs[:len(segs):len(segs)], segment{key: k}))
 			}
 		case string:
 			if _, ok := placeholder(x); ok && len(segs) > 0 {

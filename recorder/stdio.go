@@ -39,11 +39,6 @@ type StdioOptions struct {
 	Guard Interceptor
 }
 
-// ExitError reports the child's exit status.
-type ExitError struct{ Status int }
-
-func (e *ExitError) Error() string { return fmt.Sprintf("server exited with status %d", e.Status) }
-
 // Stdio runs the stdio tap: it starts the server argv, forwards clientIn to
 // the server's stdin and the server's stdout to clientOut line by line as each
 // line arrives, sends the server's stderr to stderr, and lets rec observe

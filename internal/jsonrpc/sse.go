@@ -285,7 +285,7 @@ func (s *SSEReader) Next() (Event, error) {
 	}
 }
 
-// ErrSSEField is returned by WriteEvent for a field that cannot be written
+// ErrSSEField is returned by writeEvent for a field that cannot be written
 // (a line break in the type or id, a NUL in the id).
 var ErrSSEField = errors.New("jsonrpc: SSE field holds a line break")
 
@@ -321,9 +321,9 @@ func AppendEvent(b []byte, ev Event) []byte {
 	return append(b, '\n')
 }
 
-// WriteEvent writes ev to w in one Write. It refuses a type or id that would
+// writeEvent writes ev to w in one Write. It refuses a type or id that would
 // break the framing.
-func WriteEvent(w io.Writer, ev Event) error {
+func writeEvent(w io.Writer, ev Event) error {
 	if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsAny(ev.ID, "\r\n\x00") {
 		return ErrSSEField
 	}

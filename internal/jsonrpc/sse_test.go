@@ -70,7 +70,7 @@ func TestSSEReaderAndWriter(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, ev := range evs {
-		if err := WriteEvent(&b, ev); err != nil {
+		if err := writeEvent(&b, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func TestSSEReaderAndWriter(t *testing.T) {
 	if diff := cmp.Diff(evs, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if err := WriteEvent(io.Discard, Event{ID: "a\nb"}); !errors.Is(err, ErrSSEField) {
+	if err := writeEvent(io.Discard, Event{ID: "a\nb"}); !errors.Is(err, ErrSSEField) {
 		t.Errorf("an id with a newline: %v, want ErrSSEField", err)
 	}
 }
