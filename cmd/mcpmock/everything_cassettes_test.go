@@ -263,7 +263,9 @@ type evError struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-func loadEverythingAnswers(t *testing.T, path string) []evRecorded {
+// evCassetteJSON loads the cassette at path (checking it) and returns it
+// as JSON, for the helpers that read parts of it.
+func evCassetteJSON(t *testing.T, path string) []byte {
 	t.Helper()
 	c, err := cassettes.Load(path)
 	if err != nil {
@@ -273,6 +275,12 @@ func loadEverythingAnswers(t *testing.T, path string) []evRecorded {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return raw
+}
+
+func loadEverythingAnswers(t *testing.T, path string) []evRecorded {
+	t.Helper()
+	raw := evCassetteJSON(t, path)
 	var doc struct {
 		Interactions []struct {
 			From    string `json:"from"`
@@ -423,14 +431,7 @@ func runEverythingCassette(t *testing.T, path string, recorded []evRecorded, ove
 // cassette at path, by method: up to the task's request unless withTasks.
 func evNotifications(t *testing.T, path string, withTasks bool) map[string]int {
 	t.Helper()
-	c, err := cassettes.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := evCassetteJSON(t, path)
 	type message struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
