@@ -2,8 +2,13 @@
 // runs each comparison interleaved (A B A B...) and prints a table of the
 // median ratios, because these machines are noisy.
 //
-//	go run ./bench                 # everything, a few minutes
-//	go run ./bench -only stdio     # one group: stdio, replay, scale
+//	go run ./bench                 # everything, a few minutes; writes bench/RESULTS.md
+//	go run ./bench -only stdio     # one group: stdio, replay, http, scale, mcpmocktest
+//
+// The tables go to stdout. A run of every group also writes them to
+// bench/RESULTS.md (-results sets the file, "" none), with the machine
+// and the command that measured them: that file is written by the harness,
+// never by hand.
 //
 // Groups:
 //   - stdio: sequential tools/call round trips of a go-sdk client with a
@@ -20,6 +25,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -27,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -40,7 +47,13 @@ func main() {
 	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, http, scale, mcpmocktest); empty for all")
 	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
 	flag.IntVar(&scaleCalls, "scale-calls", scaleCalls, "calls through one session in each scale measurement")
+	results := flag.String("results", "", `file the tables are also written to (default "bench/RESULTS.md" when every group runs)`)
 	flag.Parse()
+	resultsSet := false
+	flag.Visit(func(f *flag.Flag) { resultsSet = resultsSet || f.Name == "results" })
+	if !resultsSet && *only == "" {
+		*results = filepath.Join("bench", "RESULTS.md")
+	}
 	if *scaleChild != "" {
 		if err := scaleChildMain(*scaleChild); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -48,10 +61,39 @@ func main() {
 		}
 		return
 	}
-	if err := run(*rounds, *calls, *only); err != nil {
+	var tables bytes.Buffer
+	if err := run(io.MultiWriter(os.Stdout, &tables), *rounds, *calls, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	if *results != "" {
+		if err := writeResults(*results, tables.Bytes()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", *results)
+	}
+}
+
+// writeResults writes the tables of a run to path, after a header that says
+// how and where they were measured, so that the file can be compared with a
+// later run of the same command.
+func writeResults(path string, tables []byte) error {
+	var b bytes.Buffer
+	b.WriteString("# Benchmark results\n\n")
+	b.WriteString("Written by `go run ./bench` (bench/main.go); do not edit by hand. How to read the tables and what each\n")
+	b.WriteString("bar means: [docs/performance.md](../docs/performance.md).\n\n")
+	fmt.Fprintf(&b, "- command: `go run ./bench %s`\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&b, "- machine: %s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(&b, ", load average at the end %s", strings.Join(strings.Fields(string(load))[:3], " "))
+	}
+	b.WriteString("\n\n")
+	b.Write(tables)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write the results: %w", err)
+	}
+	return nil
 }
 
 // env holds the built binaries and a scratch directory.
@@ -72,7 +114,7 @@ func build(dir string) (*env, error) {
 	return e, nil
 }
 
-func run(rounds, calls int, only string) error {
+func run(w io.Writer, rounds, calls int, only string) error {
 	want := func(g string) bool { return only == "" || slices.Contains(strings.Split(only, ","), g) }
 	dir, err := os.MkdirTemp("", "mcpmock-bench-")
 	if err != nil {
@@ -83,7 +125,7 @@ func run(rounds, calls int, only string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
+	fmt.Fprintf(w, "mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
 	var rows []row
 	cassette := filepath.Join(dir, "recorded.json")
 	if want("stdio") || want("replay") || want("scale") {
@@ -122,20 +164,20 @@ func run(rounds, calls int, only string) error {
 		rows = append(rows, hr...)
 	}
 	if len(rows) > 0 {
-		printRows(rows)
+		printRows(w, rows)
 	}
 	if want("scale") {
-		if err := scale(dir); err != nil {
+		if err := scale(w, dir); err != nil {
 			return err
 		}
 		r, err := scaleServed(e, dir, cassette, rounds, calls)
 		if err != nil {
 			return err
 		}
-		printRows([]row{r})
+		printRows(w, []row{r})
 	}
 	if want("mcpmocktest") {
-		if err := mcpmocktestGroup(); err != nil {
+		if err := mcpmocktestGroup(w); err != nil {
 			return err
 		}
 	}
@@ -231,9 +273,9 @@ func compare(name string, a, b *result, bar float64) row {
 	return r
 }
 
-func printRows(rows []row) {
-	fmt.Println("| comparison (A / B) | calls/s A | calls/s B | ratio (median) | bar | p50 A / B | p99 A / B |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+func printRows(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| comparison (A / B) | calls/s A | calls/s B | ratio (median) | bar | p50 A / B | p99 A / B |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		bar := "—"
 		if r.bar > 0 {
@@ -243,11 +285,11 @@ func printRows(rows []row) {
 			}
 			bar = fmt.Sprintf("≥ %.2f %s", r.bar, verdict)
 		}
-		fmt.Printf("| %s | %.0f | %.0f | %.3f | %s | %s / %s | %s / %s |\n", r.name,
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.3f | %s | %s / %s | %s / %s |\n", r.name,
 			median(r.a.rate), median(r.b.rate), r.ratio, bar,
 			pct(r.a.lat, 50), pct(r.b.lat, 50), pct(r.a.lat, 99), pct(r.b.lat, 99))
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 }
 
 func median(xs []float64) float64 {

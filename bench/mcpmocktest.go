@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,15 +12,15 @@ import (
 
 // mcpmocktestGroup runs mcpmocktest's benchmark of a whole test's life
 // (start, connect, one call, close) and prints its medians.
-func mcpmocktestGroup() error {
+func mcpmocktestGroup(w io.Writer) error {
 	var out bytes.Buffer
 	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "StartConnectCallClose", "-benchtime", "300x", "./mcpmocktest")
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("mcpmocktest benchmark: %w\n%s", err, out.String())
 	}
-	fmt.Println("| mcpmocktest: start, connect, one call, close | median (bar ≤ 2 ms) |")
-	fmt.Println("|---|---|")
+	fmt.Fprintln(w, "| mcpmocktest: start, connect, one call, close | median (bar ≤ 2 ms) |")
+	fmt.Fprintln(w, "|---|---|")
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -32,8 +33,8 @@ func mcpmocktestGroup() error {
 				med = f[i] + " " + f[i+1]
 			}
 		}
-		fmt.Printf("| %s | %s |\n", strings.TrimPrefix(f[0], "BenchmarkStartConnectCallClose/"), med)
+		fmt.Fprintf(w, "| %s | %s |\n", strings.TrimPrefix(f[0], "BenchmarkStartConnectCallClose/"), med)
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	return nil
 }

@@ -165,7 +165,7 @@ func peakKiB() int64 {
 // scale runs the scale group: each size in its own process, scaleRounds
 // times, interleaved; the table shows medians, and for the per-call
 // ratios the median of each round's ratio.
-func scale(dir string) error {
+func scale(w io.Writer, dir string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -226,8 +226,8 @@ func scale(dir string) error {
 		}
 		return median(xs)
 	}
-	fmt.Println("| cassette | file | load (bar ≤ 1 s) | load, CPU | per-call replay | per call vs 10 (bar ≤ 1.2) | per call vs 10, CPU | page faults a call | peak memory | with GOMEMLIMIT at the bar | bar: 2 × file + 30 MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cassette | file | load (bar ≤ 1 s) | load, CPU | per-call replay | per call vs 10 (bar ≤ 1.2) | per call vs 10, CPU | page faults a call | peak memory | with GOMEMLIMIT at the bar | bar: 2 × file + 30 MiB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range scaleSizes {
 		size := results[n][0].Bytes
 		peak := med(results, n, func(r scaleResult) float64 { return float64(r.PeakKiB) }) * 1024
@@ -240,11 +240,11 @@ func scale(dir string) error {
 			}
 			return "met"
 		}
-		fmt.Printf("| %d interactions | %.1f MiB | %.0f ms | %.0f ms | %.1f µs | %.2f | %.2f | %.3f | %.1f MiB %s | %.1f MiB %s | %.1f MiB |\n", n, float64(size)/(1<<20),
+		fmt.Fprintf(w, "| %d interactions | %.1f MiB | %.0f ms | %.0f ms | %.1f µs | %.2f | %.2f | %.3f | %.1f MiB %s | %.1f MiB %s | %.1f MiB |\n", n, float64(size)/(1<<20),
 			med(results, n, func(r scaleResult) float64 { return r.LoadMs }), med(results, n, func(r scaleResult) float64 { return r.LoadCPUMs }),
 			perCall/1000, ratio(n, func(r scaleResult) float64 { return r.PerCallNs }), ratio(n, func(r scaleResult) float64 { return r.PerCallCPUNs }), med(results, n, func(r scaleResult) float64 { return r.FaultsPerCall }), peak/(1<<20), verdict(peak), peakLimited/(1<<20), verdict(peakLimited), limit/(1<<20))
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	return nil
 }
 
