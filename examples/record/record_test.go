@@ -88,7 +88,12 @@ func TestRecordMode(t *testing.T) {
 		t.Errorf("recorded %d interactions, want 4 (server/discover and three calls)", len(c.Interactions))
 	}
 
-	srv := mcpmocktest.NewServer(t, path, &mcpmocktest.Options{Mode: mcpmocktest.ModeReplay, FailOnUnused: true})
+	// The mode on the command line (MCPMOCK_RECORD=1 go test ./...) wins
+	// over Options.Mode, so this server names the live server too: a run
+	// that records every cassette records this one again instead of failing.
+	opts = liveServer(t)
+	opts.Mode, opts.FailOnUnused = mcpmocktest.ModeReplay, true
+	srv := mcpmocktest.NewServer(t, path, opts)
 	r, w = srv.Conn()
 	replayed, err := weather.RunClient(t.Context(), r, w, weather.ClientOptions{Library: weather.MCPGo, ProtocolVersion: "2025-11-25"})
 	if err != nil {
