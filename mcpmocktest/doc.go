@@ -75,8 +75,10 @@
 //
 // # Recording
 //
-// With -mcpmock.record on the go test command line (or MCPMOCK_RECORD=1 in
-// the environment) a NewServer with a live server in its options
+// With MCPMOCK_RECORD=1 in the environment (or -mcpmock.record on the go
+// test command line of a package that imports mcpmocktest: other packages'
+// test binaries do not know the flag, so across ./... use the variable) a
+// NewServer with a live server in its options
 // (Options.Upstream, a stdio server command, or Options.UpstreamURL, a
 // Streamable HTTP endpoint) records instead of replaying: the tap forwards
 // the client's traffic to the live server unchanged (URL through the HTTP

@@ -43,11 +43,13 @@ const RecordEnv = "MCPMOCK_RECORD"
 
 // The command-line flags of a test binary that imports mcpmocktest. They are
 // registered in the flag package when the package is initialized, before
-// testing parses the command line, as go-vcr and golden-file tests do:
+// testing parses the command line, as go-vcr and golden-file tests do.
+// Only the test binaries of packages that import mcpmocktest know them, so
+// across ./... set RecordEnv instead:
 //
-//	go test ./... -mcpmock.record          # record every cassette again
-//	go test ./... -mcpmock.mode=once       # record only missing cassettes
-//	go test ./... -mcpmock.mode=new-episodes  # add what the cassettes miss
+//	go test ./pkg -mcpmock.record            # record every cassette again
+//	go test ./pkg -mcpmock.mode=once         # record only missing cassettes
+//	MCPMOCK_RECORD=new-episodes go test ./...  # add what the cassettes miss
 var (
 	recordFlag = flag.Bool("mcpmock.record", false, "mcpmocktest: record fresh cassettes from the upstream servers instead of replaying")
 	modeFlag   = flag.String("mcpmock.mode", "", "mcpmocktest: the mode of every server: replay, record, once, new-episodes or passthrough")
