@@ -90,15 +90,15 @@ func Lint(name string, data []byte, opts *LintOptions) ([]Problem, *Cassette) {
 		out = append(out, Problem{Severity: sev, Interaction: i, Line: line, Column: col, Message: msg})
 	}
 	if o.MaxAge > 0 {
-		if t, ok := c.RecordedTime(); !ok {
+		if age, ok := c.AgeAt(o.Now()); !ok {
 			add(SeverityWarning, -1, "meta.recordedAt is missing or not an RFC 3339 time: the age of the recording is unknown")
-		} else if age := o.Now().Sub(t); age > o.MaxAge {
+		} else if age.Exceeds(o.MaxAge) {
 			sev := SeverityWarning
 			if o.MaxAgeFail {
 				sev = SeverityError
 			}
 			add(sev, -1, "the recording is %s old (recorded %s), older than the maximum age %s: record it again or check it with mcpmock cassette verify",
-				age.Round(time.Hour), c.Meta.RecordedAt, o.MaxAge)
+				age, c.Meta.RecordedAt, o.MaxAge)
 		}
 	}
 	for _, e := range c.echoes() {

@@ -29,7 +29,7 @@ func TestLint(t *testing.T) {
 		t.Fatal("no cassette")
 	}
 	wantProblems(t, problems, []string{
-		"error: line 1, column 1: the recording is 1440h0m0s old",
+		"error: line 1, column 1: the recording is 1416h to 1440h old",
 		"error: line 7, column 5: interaction 2: unreachable: interaction 1",
 		"warning: line 9, column 5: interaction 3: request tools/call a has no response",
 		"warning: line 12, column 5: interaction 5: duplicate of interaction 4",
@@ -57,5 +57,40 @@ func wantProblems(t *testing.T, problems []Problem, want []string) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], want[i])
 		}
+	}
+}
+
+// TestAgeOfADay: a stable file keeps only the day of its recording, so a
+// cassette recorded minutes ago is not older than an hour (it was said to
+// be 17 hours old), and one recorded with a time of day has an exact age.
+func TestAgeOfADay(t *testing.T) {
+	now := time.Date(2026, 12, 1, 17, 8, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		recordedAt string
+		max        time.Duration
+		exceeds    bool
+		says       string
+	}{
+		{"2026-12-01T00:00:00Z", time.Hour, false, "0h to 17h"},
+		{"2026-11-30T00:00:00Z", time.Hour, true, "17h to 41h"},
+		{"2026-11-29T00:00:00Z", 24 * time.Hour, true, "41h to 65h"},
+		{"2026-11-29T00:00:00Z", 48 * time.Hour, false, "41h to 65h"},
+		{"2026-12-01T17:00:00Z", time.Hour, false, "0h"},
+		{"2026-12-01T15:00:00Z", time.Hour, true, "2h"},
+	} {
+		c := &Cassette{Meta: Meta{RecordedAt: tc.recordedAt}}
+		age, ok := c.AgeAt(now)
+		if !ok {
+			t.Fatalf("%s: no age", tc.recordedAt)
+		}
+		if got := age.Exceeds(tc.max); got != tc.exceeds {
+			t.Errorf("%s: Exceeds(%s) = %v, want %v (age %+v)", tc.recordedAt, tc.max, got, tc.exceeds, age)
+		}
+		if got := age.String(); got != tc.says {
+			t.Errorf("%s: String() = %q, want %q", tc.recordedAt, got, tc.says)
+		}
+	}
+	if _, ok := (&Cassette{}).AgeAt(now); ok {
+		t.Error("a cassette without recordedAt has an age")
 	}
 }

@@ -2,6 +2,7 @@ package cassettes
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -178,4 +179,40 @@ func ServerInfoOf(in *Interaction) *ServerInfo {
 func (c *Cassette) RecordedTime() (t time.Time, ok bool) {
 	t, err := time.Parse(time.RFC3339, c.Meta.RecordedAt)
 	return t, err == nil
+}
+
+// Age is how old a recording is. A file written for stability keeps only
+// the day of its recording (midnight UTC), so its age is known to a day:
+// Min is the age counted from the end of that day, Max from its start. A
+// recordedAt with a time of day gives Min == Max.
+type Age struct{ Min, Max time.Duration }
+
+// AgeAt returns the recording's age at now; ok is false when recordedAt is
+// missing or not RFC 3339.
+func (c *Cassette) AgeAt(now time.Time) (a Age, ok bool) {
+	t, ok := c.RecordedTime()
+	if !ok {
+		return Age{}, false
+	}
+	a = Age{Min: now.Sub(t), Max: now.Sub(t)}
+	if u := t.UTC(); u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
+		a.Min = now.Sub(t.Add(24 * time.Hour))
+	}
+	return a, true
+}
+
+// Exceeds reports whether the recording is older than max for certain:
+// even counted from the end of its day. A cassette recorded this morning
+// is not older than an hour.
+func (a Age) Exceeds(max time.Duration) bool { return a.Min > max }
+
+// String says the age in hours: "1440h", or "1416h to 1440h" for a day.
+func (a Age) String() string {
+	hours := func(d time.Duration) string {
+		return strconv.FormatInt(int64(max(d, 0).Round(time.Hour)/time.Hour), 10) + "h"
+	}
+	if a.Min == a.Max {
+		return hours(a.Max)
+	}
+	return hours(a.Min) + " to " + hours(a.Max)
 }

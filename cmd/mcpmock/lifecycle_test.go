@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -185,5 +187,38 @@ func TestModeOnce(t *testing.T) {
 	}
 	if !strings.Contains(rep.stderr.String(), "replayed") {
 		t.Errorf("the second run did not replay:\n%s", rep.stderr)
+	}
+}
+
+// TestMaxAgeOfAStableFile: a stable cassette keeps only the day of its
+// recording, so one recorded today is not older than --max-age 1h (it was
+// said to be up to 24 hours old and failed), while one recorded three days
+// ago is, by replay and by cassette lint alike.
+func TestMaxAgeOfAStableFile(t *testing.T) {
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, tc := range []struct {
+		day  time.Time
+		fail bool
+	}{
+		{today, false},
+		{today.Add(-72 * time.Hour), true},
+	} {
+		path := tempCassette(t)
+		data := fmt.Sprintf(`{"version": 1, "meta": {"recordedAt": %q}, "interactions": [
+  {"from": "client", "atMs": 0, "request": {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+   "response": {"from": "server", "atMs": 0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}}}]}`, tc.day.Format(time.RFC3339))
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"replay", "-c", path, "--max-age", "1h", "--max-age-fail"},
+			{"cassette", "lint", "--max-age", "1h", "--max-age-fail", path},
+		} {
+			var stdout, stderr syncBuffer
+			err := run(testContext(t), args, strings.NewReader(""), &stdout, &stderr)
+			if failed := err != nil; failed != tc.fail {
+				t.Errorf("%s recorded on %s: error %v, want failure %v\nstderr:\n%s", args[:2], tc.day.Format(time.DateOnly), err, tc.fail, &stderr)
+			}
+		}
 	}
 }

@@ -44,13 +44,13 @@ func (f *modeFlags) checkAge(c *cassettes.Cassette, log *slog.Logger, now time.T
 	if f.maxAge <= 0 {
 		return nil
 	}
-	t, ok := c.RecordedTime()
+	age, ok := c.AgeAt(now)
 	if !ok {
 		log.Warn("mcpmock: the cassette has no recordedAt: its age is unknown")
 		return nil
 	}
-	if age := now.Sub(t); age > f.maxAge {
-		msg := fmt.Sprintf("the cassette was recorded %s (%s ago), longer ago than --max-age %s: record it again or check it with mcpmock cassette verify", c.Meta.RecordedAt, age.Round(time.Hour), f.maxAge)
+	if age.Exceeds(f.maxAge) {
+		msg := fmt.Sprintf("the cassette was recorded %s (%s ago), longer ago than --max-age %s: record it again or check it with mcpmock cassette verify", c.Meta.RecordedAt, age, f.maxAge)
 		if f.maxAgeFail {
 			return errors.New(msg)
 		}
