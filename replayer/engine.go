@@ -307,6 +307,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	if err := e.addScripted(c, "cassette", true); err != nil {
 		return nil, err
 	}
+	e.warnUnreachable()
 	e.live = map[*session]int{}
 	e.prepareProtocol()
 	return e, nil

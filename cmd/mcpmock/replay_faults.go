@@ -24,7 +24,7 @@ type faultFlags struct {
 
 func (f *faultFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.overlays, "overlay", nil, "overlay cassette of scripted interactions, tried before the recording (repeatable)")
-	fs.StringArrayVar(&f.faults, "fault", nil, "a scripted fault, SELECTOR=ACTION, e.g. 'get_weather#3=tool-error:API rate limit exceeded' (repeatable; see README)")
+	fs.StringArrayVar(&f.faults, "fault", nil, "a scripted fault, SELECTOR=ACTION, e.g. 'get_weather#3=tool-error:API rate limit exceeded' (repeatable): "+faultGrammar)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random source for probabilities and random delays")
 	fs.StringVar(&f.latency, "latency", "", `answer delay: "recorded" (the recorded pacing), a factor like "2x", or a duration like "300ms"`)
 }
@@ -78,6 +78,12 @@ func parseLatency(s string) (replayer.Latency, error) {
 	return replayer.Latency{Fixed: d}, nil
 }
 
+// faultGrammar is the grammar of --fault, for its help and its errors.
+const faultGrammar = `SELECTOR is a tool name or a method (it has a "/"), then optionally #N (the Nth call), #N-M (calls N to M), #N- (from the Nth on), %K (every Kth call), ~P (with probability P, 0 to 1) or @N/DURATION (past N calls within DURATION); ACTION is one of ` + faultActions
+
+// faultActions lists the actions of --fault.
+const faultActions = `tool-error:MESSAGE, error:CODE[:MESSAGE], delay:DURATION, no-answer, close, exit:STATUS, malformed, truncated, http:STATUS[:Header=Value...], cut:N, trickle:BYTES_PER_SECOND`
+
 // parseFault compiles a --fault shortcut, SELECTOR=ACTION, into a scripted
 // interaction.
 //
@@ -92,7 +98,7 @@ func parseLatency(s string) (replayer.Latency, error) {
 func parseFault(spec string) (cassettes.Interaction, error) {
 	sel, action, ok := strings.Cut(spec, "=")
 	if !ok || sel == "" || action == "" {
-		return cassettes.Interaction{}, fmt.Errorf("want SELECTOR=ACTION")
+		return cassettes.Interaction{}, fmt.Errorf("want SELECTOR=ACTION: %s", faultGrammar)
 	}
 	name := sel
 	if i := strings.IndexAny(sel, "#%~@"); i >= 0 {
@@ -109,36 +115,47 @@ func parseFault(spec string) (cassettes.Interaction, error) {
 		} else {
 			rest = ""
 		}
-		var err error
+		// count parses a whole number from 1.
+		count := func(s string) (int, bool) {
+			n, err := strconv.Atoi(s)
+			return n, err == nil && n >= 1
+		}
+		ok := false
+		var want string
 		switch op {
 		case '#':
+			want = "#N (the Nth call), #N-M (calls N to M) or #N- (from the Nth on), with whole numbers from 1"
 			from, to, isRange := strings.Cut(arg, "-")
 			if !isRange {
-				when.Nth, err = strconv.Atoi(arg)
+				when.Nth, ok = count(arg)
 				break
 			}
-			if when.From, err = strconv.Atoi(from); err == nil && to != "" {
-				when.To, err = strconv.Atoi(to)
+			if when.From, ok = count(from); ok && to != "" {
+				when.To, ok = count(to)
+				ok = ok && when.To >= when.From
 			}
 		case '%':
-			when.Every, err = strconv.Atoi(arg)
+			want = "%K (every Kth call), with a whole number from 1"
+			when.Every, ok = count(arg)
 		case '~':
-			when.Probability, err = strconv.ParseFloat(arg, 64)
+			want = "~P (with probability P), with P from 0 to 1"
+			p, err := strconv.ParseFloat(arg, 64)
+			when.Probability, ok = p, err == nil && p >= 0 && p <= 1
 		case '@':
+			want = "@N/DURATION (past N calls within DURATION), e.g. @5/1m"
 			n, window, found := strings.Cut(arg, "/")
-			if !found {
-				return cassettes.Interaction{}, fmt.Errorf("rate limit %q: want @N/DURATION", arg)
-			}
-			var d time.Duration
 			rl := &cassettes.RateLimit{}
-			if rl.Calls, err = strconv.Atoi(n); err == nil {
-				d, err = time.ParseDuration(window)
+			if rl.Calls, ok = count(n); ok && found {
+				d, err := time.ParseDuration(window)
+				ok = err == nil && d > 0
 				rl.WindowMs = float64(d) / float64(time.Millisecond)
+			} else {
+				ok = false
 			}
 			when.RateLimit = rl
 		}
-		if err != nil {
-			return cassettes.Interaction{}, fmt.Errorf("selector %q: %v", sel, err)
+		if !ok {
+			return cassettes.Interaction{}, fmt.Errorf("selector %q: %c%s: want %s", sel, op, arg, want)
 		}
 	}
 	method, params := name, json.RawMessage(nil)
@@ -222,7 +239,7 @@ func parseFault(spec string) (cassettes.Interaction, error) {
 		}
 		fault.TrickleBytesPerSec = n
 	default:
-		return in, fmt.Errorf("unknown action %q", kind)
+		return in, fmt.Errorf("unknown action %q: want one of %s", kind, faultActions)
 	}
 	if in.Response == nil {
 		in.Fault = fault

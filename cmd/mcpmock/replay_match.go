@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -55,10 +56,15 @@ func (f *matchFlags) configuration() (*matcher.Config, error) {
 
 // apply sets the matching of opts from the flags. The cassette's own
 // configuration is applied by the engine, over this.
-func (f *matchFlags) apply(_ *cassettes.Cassette, opts *replayer.Options) error {
+func (f *matchFlags) apply(c *cassettes.Cassette, opts *replayer.Options) error {
 	cfg, err := f.configuration()
 	if err != nil || cfg.Empty() {
 		return err
+	}
+	for tool := range cfg.Tools {
+		if unknown, known := c.UnknownTool(tool); unknown && opts.Logger != nil {
+			opts.Logger.Warn(fmt.Sprintf("--match-tool or --match: the rules for tool %q never apply: the cassette neither lists nor calls it (%s)", tool, known))
+		}
 	}
 	m, err := matcher.WithConfig(opts.Matcher, cfg)
 	if err != nil {
