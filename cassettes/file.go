@@ -297,6 +297,13 @@ func (in *Interaction) validate() error {
 			return fmt.Errorf("notification: %v", err)
 		}
 	}
+	if in.HTTP != nil {
+		for j, id := range in.HTTP.EventIDs {
+			if jsonrpc.CheckEventID(id) != nil {
+				return fmt.Errorf("http.eventIds[%d]: the SSE event id %q holds a line break or NUL, which would inject fields or an event into the replayed stream; take it out of the id", j, id)
+			}
+		}
+	}
 	if in.Request == nil && (len(in.Exchange) > 0 || in.Response != nil) {
 		return errors.New(`only a "request" has an "exchange" or a "response"`)
 	}
