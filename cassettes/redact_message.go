@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/tidwall/gjson"
 )
@@ -183,13 +184,7 @@ func isRedacted(raw string) bool {
 	return raw == strconv.Quote(Redacted) || raw == strconv.Quote(RedactedPlaceholder) || raw == `"{{any}}"`
 }
 
-func quote(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
+func quote(s string) []byte { return cassettefile.AppendQuoted(nil, s) }
 
 func unsafeData(b []byte) *byte {
 	if len(b) == 0 {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
@@ -185,11 +186,11 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	if path != "" {
 		// The file is written once an interaction has completed (save);
 		// the path is checked, and its directories made, now.
-		if r.created, err = cassettes.PrepareWrite(path); err != nil {
+		if r.created, err = cassettefile.PrepareWrite(path); err != nil {
 			return nil, err
 		}
 		if r.spill, err = newSpill(path); err != nil {
-			cassettes.RemoveCreated(r.created)
+			cassettefile.RemoveCreated(r.created)
 			return nil, err
 		}
 	}
@@ -364,7 +365,7 @@ func (r *Recorder) Close() error {
 		r.saveMu.Unlock()
 		r.mu.Lock()
 		if r.written < 0 {
-			cassettes.RemoveCreated(r.created)
+			cassettefile.RemoveCreated(r.created)
 		}
 		r.mu.Unlock()
 		return err

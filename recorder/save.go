@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 )
 
 // part is an interaction's encoding (after a comma, as in the file).
@@ -42,7 +43,7 @@ func (r *Recorder) encodeEarly() {
 		if _, ok := r.early[i]; ok {
 			continue
 		}
-		fp := cassettes.Fingerprint(r.seed, in)
+		fp := fingerprint(r.seed, in)
 		fin := *in
 		r.earlyFinish.FinishInteraction(&fin)
 		// Encodings go one after another into chunks of memory, each
@@ -51,7 +52,7 @@ func (r *Recorder) encodeEarly() {
 			r.chunk = make([]byte, 0, max(earlyChunk, need))
 		}
 		start := len(r.chunk)
-		out, err := cassettes.AppendInteraction(append(r.chunk, ','), &fin)
+		out, err := appendInteraction(append(r.chunk, ','), &fin)
 		if err != nil {
 			continue // the save encodes it again and reports the error
 		}
@@ -237,7 +238,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		i := goneAt + k
 		var data []byte
 		var info *cassettes.ServerInfo
-		if p, ok := r.encoded(i, cassettes.Fingerprint(r.seed, &gone[k]), early); ok {
+		if p, ok := r.encoded(i, fingerprint(r.seed, &gone[k]), early); ok {
 			data, info = p.data, p.info
 		} else {
 			start := len(r.arena)
@@ -290,14 +291,14 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	if head.Meta.ServerInfo == nil {
 		head.Meta.ServerInfo = info
 	}
-	open, end, err := cassettes.EncodeHead(head)
+	open, end, err := encodeHead(head)
 	if err != nil {
 		return err
 	}
 	if spillErr != nil {
 		r.opts.Logger.Error(fmt.Sprintf("mcpmock: write the spill file: %v (the interactions stay in memory)", spillErr))
 	}
-	err = cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
+	err = cassettefile.WriteAtomic(r.path, durable, func(w io.Writer) error {
 		var fw *forbidWriter
 		if len(r.opts.Forbid) > 0 {
 			fw = newForbidWriter(w, r.opts.Forbid)
@@ -316,7 +317,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 // save's or the builder's early one when the interaction did not change
 // since.
 func (r *Recorder) encode(i int, in *cassettes.Interaction, early map[int]part) (part, error) {
-	fp := cassettes.Fingerprint(r.seed, in)
+	fp := fingerprint(r.seed, in)
 	if p, ok := r.encoded(i, fp, early); ok {
 		r.parts[i] = p
 		return p, nil
@@ -348,7 +349,7 @@ func (r *Recorder) encoded(i int, fp uint64, early map[int]part) (part, bool) {
 func (r *Recorder) appendFinished(dst []byte, i int, in *cassettes.Interaction) ([]byte, *cassettes.ServerInfo, error) {
 	fin := *in
 	r.finish.FinishInteraction(&fin)
-	out, err := cassettes.AppendInteraction(dst, &fin)
+	out, err := appendInteraction(dst, &fin)
 	if err != nil {
 		return dst, nil, fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
 	}
