@@ -110,7 +110,8 @@ type Recorder struct {
 	// infoAt (-1 for none).
 	info   *cassettes.ServerInfo
 	infoAt int
-	// saveCost is how long the last save took.
+	// saveCost is how long the last save took, by the clock; the saver
+	// paces the saves by it (savePause).
 	saveCost time.Duration
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
@@ -158,7 +159,7 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	if r.opts.Now == nil {
 		r.opts.Now = time.Now
 	}
-	r.start = r.opts.Now()
+	r.start = r.now()
 	finish, err := cassettes.NewFinisher(&r.opts.Save)
 	if err != nil {
 		return nil, err
@@ -268,6 +269,12 @@ func (r *Recorder) build() {
 // it takes them.
 const batchDelay = 25 * time.Millisecond
 
+// now is the time by the Recorder's clock (Options.Now). Everything in the
+// recorder that reads the time reads it here: the start of the recording,
+// the time a tap observed a message, the cost of a save.
+func (r *Recorder) now() time.Time { return r.opts.Now() }
+
+// offset is at as an offset from the start of the recording.
 func (r *Recorder) offset(at time.Time) cassettes.Millis {
 	return cassettes.Millis(float64(at.Sub(r.start).Nanoseconds()) / 1e6)
 }

@@ -104,12 +104,14 @@ func (r *Recorder) saver() {
 		if !dirty || r.path == "" {
 			continue
 		}
-		start := time.Now()
 		r.save(false)
+		r.saveMu.Lock()
+		cost := r.saveCost
+		r.saveMu.Unlock()
 		// Saves are coalesced: completed interactions that arrive in the
 		// next moment go into the next save, so a busy session does not
 		// keep a core and the disk busy rewriting the file (savePause).
-		pause := time.NewTimer(savePause(time.Since(start), r.opts.FlushInterval))
+		pause := time.NewTimer(savePause(cost, r.opts.FlushInterval))
 		select {
 		case <-pause.C:
 		case <-r.done:
@@ -167,6 +169,8 @@ const keepRecent = 32
 func (r *Recorder) save(durable bool) error {
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
+	start := r.now()
+	defer func() { r.saveCost = r.now().Sub(start) }()
 	r.mu.Lock()
 	if !r.completed {
 		if r.completed = r.state.anyCompleted(); !r.completed {
