@@ -52,6 +52,10 @@ func TestOutsideModuleNamesTheAPI(t *testing.T) {
 	}
 	pkgs := typeCheck(t, root, publicPackages)
 	src, n := outsideSource(pkgs)
+	for _, p := range pkgs {
+		_, k := outsideSource([]*types.Package{p})
+		t.Logf("%s: %d exported identifiers (functions, methods, fields, variables, constants, types)", p.Path(), k)
+	}
 	if n < 100 {
 		t.Fatalf("only %d declarations generated for %d packages: the generator lost the API", n, len(pkgs))
 	}
