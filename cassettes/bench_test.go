@@ -2,7 +2,6 @@ package cassettes
 
 import (
 	"encoding/json"
-	"io"
 	"strconv"
 	"testing"
 )
@@ -28,34 +27,6 @@ func BenchmarkParse100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// BenchmarkSaveWhileRecording is what the recorder does per save of a
-// growing 1,000-interaction cassette with 10 new interactions: the
-// incremental encoder, against a full Encode as the baseline.
-func BenchmarkSaveWhileRecording(b *testing.B) {
-	c := benchCassette(1000)
-	more := benchCassette(1010).Interactions[1000:]
-	b.Run("incremental", func(b *testing.B) {
-		var e incrementalEncoder
-		e.Write(io.Discard, c)
-		for b.Loop() {
-			grown := *c
-			grown.Interactions = append(c.Interactions[:1000:1000], more...)
-			if err := e.Write(io.Discard, &grown); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("baseline-full-encode", func(b *testing.B) {
-		for b.Loop() {
-			grown := *c
-			grown.Interactions = append(c.Interactions[:1000:1000], more...)
-			if _, err := Encode(&grown); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // BenchmarkLoad100000 is loading a file of 100,000 interactions shaped

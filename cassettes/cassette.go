@@ -30,8 +30,8 @@ package cassettes
 
 import (
 	"encoding/json"
-	"math"
-	"strconv"
+
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 )
 
 // Version is the cassette format version that this package reads and writes.
@@ -220,9 +220,5 @@ func (m Millis) MarshalJSON() ([]byte, error) {
 
 // appendJSON appends m as MarshalJSON writes it.
 func (m Millis) appendJSON(dst []byte) []byte {
-	if m == 0 {
-		return append(dst, '0')
-	}
-	v := math.Round(float64(m)*1000) / 1000
-	return strconv.AppendFloat(dst, v, 'f', -1, 64)
+	return cassettefile.AppendMillis(dst, float64(m))
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -54,7 +52,7 @@ func Load(path string) (*Cassette, error) {
 }
 
 func load(path string) (*Cassette, error) {
-	f, size, err := openRegular(path)
+	f, size, err := cassettefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +62,11 @@ func load(path string) (*Cassette, error) {
 	}
 	// The slow path reads the whole file and reports where it went wrong.
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("load cassette %q: %w", path, plainError(err))
+		return nil, fmt.Errorf("load cassette %q: %w", path, cassettefile.PlainError(err))
 	}
-	data, err := readAll(f, size)
+	data, err := cassettefile.ReadAll(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("load cassette %q: %w", path, plainError(err))
+		return nil, fmt.Errorf("load cassette %q: %w", path, cassettefile.PlainError(err))
 	}
 	return parse(path, data)
 }
@@ -297,6 +295,13 @@ func (in *Interaction) validate() error {
 			return fmt.Errorf("notification: %v", err)
 		}
 	}
+	if in.HTTP != nil {
+		for j, id := range in.HTTP.EventIDs {
+			if jsonrpc.CheckEventID(id) != nil {
+				return fmt.Errorf("http.eventIds[%d]: the SSE event id %q holds a line break or NUL, which would inject fields or an event into the replayed stream; take it out of the id", j, id)
+			}
+		}
+	}
 	if in.Request == nil && (len(in.Exchange) > 0 || in.Response != nil) {
 		return errors.New(`only a "request" has an "exchange" or a "response"`)
 	}
@@ -426,61 +431,10 @@ func Save(path string, c *Cassette) error {
 // the same directory and a rename, so that path always holds either the old
 // or the new content.
 func writeFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, true, func(w io.Writer) error {
+	return cassettefile.WriteAtomic(path, true, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-// WriteAtomic writes path by way of a temporary file in the same directory
-// that write fills, then a rename, so that path always holds either the old
-// or the new content, even if the process is killed. With durable, the file
-// and the directory are also synced, so the content survives a crash of the
-// machine too (a recording's intermediate saves skip that cost).
-//
-// A path that is a symbolic link stays one: the file at its end is the one
-// replaced (created if the link dangles). A path whose target exists and is
-// not a regular file is refused with ErrNotRegular. Errors name path, never
-// the temporary file, and say what to do.
-func WriteAtomic(path string, durable bool, write func(io.Writer) error) (err error) {
-	f, target, err := createTemp(path, "tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) { // a write to a temporary file
-			return saveError(path, target, err)
-		}
-		return fmt.Errorf("save cassette %q: %w", path, err)
-	}
-	if durable {
-		if err = f.Sync(); err != nil {
-			return saveError(path, target, err)
-		}
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return saveError(path, target, err)
-	}
-	if err = f.Close(); err != nil {
-		return saveError(path, target, err)
-	}
-	if err = os.Rename(f.Name(), target); err != nil {
-		return saveError(path, target, err)
-	}
-	if durable {
-		if d, derr := os.Open(filepath.Dir(target)); derr == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
-	return nil
 }
 
 // Position converts a byte offset of data into a 1-based line and column.
@@ -505,3 +459,14 @@ func cleanJSONError(err error) error {
 }
 
 func (e *decodeError) Error() string { return e.err.Error() }
+
+// ErrNotRegular is the error of a cassette path that names something other
+// than a regular file (after following symbolic links): a directory, a
+// named pipe, a device, a socket. Such a path is refused at once: reading a
+// named pipe would block, reading /dev/zero would never end.
+var ErrNotRegular = cassettefile.ErrNotRegular
+
+// ReadFile returns the content of the cassette file at path, which must be
+// a regular file (or a symbolic link to one); anything else is refused
+// with ErrNotRegular before it is read.
+func ReadFile(path string) ([]byte, error) { return cassettefile.ReadFile(path) }

@@ -137,39 +137,3 @@ func TestHandWritten(t *testing.T) {
 		t.Errorf("bad when: %v", err)
 	}
 }
-
-// TestIncrementalEncoder: the incremental encoding is Encode's, byte for
-// byte, as the cassette grows and changes.
-func TestIncrementalEncoder(t *testing.T) {
-	c := sample()
-	var e incrementalEncoder
-	check := func(step string) {
-		t.Helper()
-		want, err := Encode(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.Encode(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("%s: incremental encoding differs:\n%s\n---\n%s", step, got, want)
-		}
-	}
-	check("first")
-	check("unchanged")
-	c.Interactions[0].Exchange = append(c.Interactions[0].Exchange, Message{From: FromClient, AtMs: 2.5, Message: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)})
-	check("exchange grew")
-	c.Interactions[1].HTTP = &HTTP{Status: 202, Form: "none", RequestHeaders: map[string]string{"A": "b"}}
-	check("http added")
-	c.Interactions[1].HTTP.ResponseHeaders = map[string]string{"Content-Type": "x"}
-	c.Interactions[1].HTTP.Status = 200
-	check("http changed")
-	c.Interactions = append(c.Interactions, Interaction{From: FromClient, AtMs: 9, Request: json.RawMessage(`{"jsonrpc":"2.0","id":"<&>","method":"ping"}`)})
-	check("appended")
-	c.Interactions = c.Interactions[:1]
-	check("shrunk")
-	c.Interactions = nil
-	check("empty")
-}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 )
 
 // TestLoadRefusesNotRegular: Load and ReadFile refuse a directory and a
@@ -103,12 +105,12 @@ func TestSaveErrors(t *testing.T) {
 	}
 }
 
-// TestPrepareWrite: PrepareWrite makes the missing directories and
+// TestPrepareWrite: cassettefile.PrepareWrite makes the missing directories and
 // RemoveCreated removes them again while they are empty.
 func TestPrepareWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a", "b", "c.json")
-	created, err := PrepareWrite(path)
+	created, err := cassettefile.PrepareWrite(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +120,12 @@ func TestPrepareWrite(t *testing.T) {
 	if err := Save(path, New()); err != nil {
 		t.Fatal(err)
 	}
-	RemoveCreated(created) // not empty: kept
+	cassettefile.RemoveCreated(created) // not empty: kept
 	if _, err := Load(path); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(path)
-	RemoveCreated(created)
+	cassettefile.RemoveCreated(created)
 	if _, err := os.Lstat(filepath.Join(dir, "a")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the created directories are still there (%v)", err)
 	}

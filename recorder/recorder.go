@@ -12,20 +12,16 @@
 package recorder
 
 import (
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
-	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Options configure a Recorder. The zero value (or nil) is the default.
@@ -114,20 +110,14 @@ type Recorder struct {
 	// infoAt (-1 for none).
 	info   *cassettes.ServerInfo
 	infoAt int
-	// saveCost is how long the last save took.
+	// saveCost is how long the last save took, by the clock; the saver
+	// paces the saves by it (savePause).
 	saveCost time.Duration
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
 	done     chan struct{} // closed when the builder has drained the queue after Close
 	saverOut chan struct{} // closed when the saver has stopped
 	drained  chan chan struct{}
-}
-
-// part is an interaction's encoding (after a comma, as in the file).
-type part struct {
-	print uint64
-	data  []byte
-	info  *cassettes.ServerInfo
 }
 
 type observed struct {
@@ -169,7 +159,7 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	if r.opts.Now == nil {
 		r.opts.Now = time.Now
 	}
-	r.start = r.opts.Now()
+	r.start = r.now()
 	finish, err := cassettes.NewFinisher(&r.opts.Save)
 	if err != nil {
 		return nil, err
@@ -197,11 +187,11 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	if path != "" {
 		// The file is written once an interaction has completed (save);
 		// the path is checked, and its directories made, now.
-		if r.created, err = cassettes.PrepareWrite(path); err != nil {
+		if r.created, err = cassettefile.PrepareWrite(path); err != nil {
 			return nil, err
 		}
 		if r.spill, err = newSpill(path); err != nil {
-			cassettes.RemoveCreated(r.created)
+			cassettefile.RemoveCreated(r.created)
 			return nil, err
 		}
 	}
@@ -275,354 +265,19 @@ func (r *Recorder) build() {
 	}
 }
 
-// encodeEarly encodes the interactions that completed since the last
-// batch, for the save that spills them: encoded now, while the messages
-// just built are in the cache, an interaction costs a fraction of what it
-// costs a save later, when its bytes have left the cache. A save uses an
-// encoding only if the interaction did not change since (its
-// fingerprint). Called by the builder with r.mu held.
-func (r *Recorder) encodeEarly() {
-	if r.path == "" {
-		return
-	}
-	b := r.state
-	end := b.base + len(b.c.Interactions)
-	r.earlyNext = max(r.earlyNext, b.base)
-	from := r.earlyNext
-	for i := from; i < end && i < from+maxEarly; i++ {
-		in := &b.c.Interactions[i-b.base]
-		if !complete(in) {
-			continue
-		}
-		if i == r.earlyNext {
-			r.earlyNext++
-		}
-		if _, ok := r.early[i]; ok {
-			continue
-		}
-		fp := cassettes.Fingerprint(r.seed, in)
-		fin := *in
-		r.earlyFinish.FinishInteraction(&fin)
-		// Encodings go one after another into chunks of memory, each
-		// left to the collector once the interactions in it are spilled.
-		if need := 256 + 3*interactionSize(&fin); cap(r.chunk)-len(r.chunk) < need {
-			r.chunk = make([]byte, 0, max(earlyChunk, need))
-		}
-		start := len(r.chunk)
-		out, err := cassettes.AppendInteraction(append(r.chunk, ','), &fin)
-		if err != nil {
-			continue // the save encodes it again and reports the error
-		}
-		r.chunk = out
-		r.early[i] = part{print: fp, data: out[start:len(out):len(out)], info: cassettes.ServerInfoOf(&fin)}
-	}
-}
-
-// maxEarly bounds the interactions encodeEarly looks at in one batch.
-const maxEarly = 4096
-
-// earlyChunk is the size of the chunks the early encodings are written in.
-const earlyChunk = 64 << 10
-
-// complete reports an interaction that is unlikely to change: an answered
-// request, a notification, a line that is not JSON.
-func complete(in *cassettes.Interaction) bool {
-	return in.Response != nil || in.Notification != nil || in.Raw != nil
-}
-
-// interactionSize is the size of the messages of in.
-func interactionSize(in *cassettes.Interaction) int {
-	n := len(in.Request) + len(in.Notification)
-	for i := range in.Exchange {
-		n += len(in.Exchange[i].Message)
-	}
-	if in.Response != nil {
-		n += len(in.Response.Message)
-	}
-	return n
-}
-
 // batchDelay is how long the builder lets observed messages gather before
 // it takes them.
 const batchDelay = 25 * time.Millisecond
 
+// now is the time by the Recorder's clock (Options.Now). Everything in the
+// recorder that reads the time reads it here: the start of the recording,
+// the time a tap observed a message, the cost of a save.
+func (r *Recorder) now() time.Time { return r.opts.Now() }
+
+// offset is at as an offset from the start of the recording.
 func (r *Recorder) offset(at time.Time) cassettes.Millis {
 	return cassettes.Millis(float64(at.Sub(r.start).Nanoseconds()) / 1e6)
 }
-
-// saver writes the cassette after completed interactions (coalesced) and at
-// least every FlushInterval while something changed.
-func (r *Recorder) saver() {
-	defer close(r.saverOut)
-	t := time.NewTicker(r.opts.FlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.saveNow:
-		case <-t.C:
-		case <-r.done:
-			return
-		}
-		r.mu.Lock()
-		dirty := r.dirty
-		r.mu.Unlock()
-		if !dirty || r.path == "" {
-			continue
-		}
-		start := time.Now()
-		r.save(false)
-		// Saves are coalesced: completed interactions that arrive in the
-		// next moment go into the next save, so a busy session does not
-		// keep a core and the disk busy rewriting the file (savePause).
-		pause := time.NewTimer(savePause(time.Since(start), r.opts.FlushInterval))
-		select {
-		case <-pause.C:
-		case <-r.done:
-			pause.Stop()
-			return
-		}
-	}
-}
-
-// savePause is how long the saver waits after a save that took cost.
-//
-// A save copies the file so far (in the kernel), so it grows with the
-// recording: the pause is a multiple of what the save took, and saving
-// takes a small share of the time however long the recording. The
-// multiple is large, and the pause is bounded by the promise instead: an
-// interaction completed just after a save began is written by the next
-// one, which ends a pause and two saves' time later, and that must be
-// within flush (one second), less a margin for the builder's gathering.
-// Below minSaveInterval it never goes; a save that takes more than about
-// a third of flush (a cassette of some hundreds of MiB) cannot keep the
-// promise, and the saves then follow one another at that interval.
-//
-// Measured at 15,000 calls a session (an 18 MB cassette), interleaved, five
-// rounds: the multiple of 40 with the bound used about 17 µs a call less
-// CPU than the former multiple of 8 in three rounds, the same in two.
-// Short sessions do not see it: their saves take a few milliseconds and
-// the pause stays at minSaveInterval.
-func savePause(cost, flush time.Duration) time.Duration {
-	return max(minSaveInterval, min(saveCostFactor*cost, flush-2*cost-saveMargin))
-}
-
-// minSaveInterval is the least time between two saves while recording.
-const minSaveInterval = 250 * time.Millisecond
-
-// saveCostFactor: the pause after a save is this many times what the save
-// took, unless the promise bounds it (savePause).
-const saveCostFactor = 40
-
-// saveMargin is what savePause leaves of the flush interval for the
-// builder, which gathers messages for batchDelay before it takes them.
-const saveMargin = 100 * time.Millisecond
-
-// keepRecent is how many of the latest interactions stay in memory, as
-// they were recorded, while recording to a file; older ones that can no
-// longer change are spilled (spill.go).
-const keepRecent = 32
-
-// save writes the cassette; durable syncs it to the disk (the last save
-// does; the ones while recording need only survive the process).
-//
-// The file is the head (version, meta), the spilled interactions copied
-// from the spill file, the interactions still in memory (each finished and
-// encoded again only when it changed), and the closing brackets, written to
-// a temporary file renamed over the cassette.
-func (r *Recorder) save(durable bool) error {
-	r.saveMu.Lock()
-	defer r.saveMu.Unlock()
-	r.mu.Lock()
-	if !r.completed {
-		if r.completed = r.state.anyCompleted(); !r.completed {
-			r.mu.Unlock()
-			return nil
-		}
-	}
-	head := *r.state.c
-	head.Interactions = nil
-	head.Meta.Server = slices.Clone(head.Meta.Server)
-	base := r.state.base
-	var live []cassettes.Interaction
-	var gone []cassettes.Interaction
-	goneAt := base
-	if r.spill != nil {
-		gone = r.state.evict(r.keep)
-		base = r.state.base
-	}
-	live = r.state.snapshot().Interactions
-	// The builder's early encodings of these interactions: those that
-	// leave memory are taken, the others copied.
-	var early map[int]part
-	if len(r.early) > 0 {
-		early = make(map[int]part, len(gone)+len(live))
-		for i := goneAt; i < base+len(live); i++ {
-			if p, ok := r.early[i]; ok {
-				early[i] = p
-				if i < base {
-					delete(r.early, i)
-				}
-			}
-		}
-	}
-	r.dirty = false
-	r.mu.Unlock()
-	if r.path == "" {
-		return nil
-	}
-	err := r.write(durable, &head, goneAt, gone, base, live, early)
-	r.mu.Lock()
-	r.saveErr = err
-	logIt := err != nil && err.Error() != r.logged
-	switch {
-	case err == nil:
-		r.written, r.logged = base+len(live), ""
-	case logIt:
-		r.logged = err.Error()
-	}
-	r.mu.Unlock()
-	if logIt {
-		r.opts.Logger.Error(err.Error())
-	}
-	return err
-}
-
-// write spills the interactions gone from memory (from index goneAt on),
-// encodes the live ones (from index base on) and writes the file.
-func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction, early map[int]part) error {
-	// The interactions that leave memory are encoded one after another
-	// into the arena, reused from save to save once they are spilled,
-	// unless an encoding of them is at hand (encoded). An interaction that
-	// cannot be encoded is left out, and the save reports it; the others
-	// are not lost with it.
-	if len(r.unspilled) == 0 {
-		r.arena = r.arena[:0]
-	}
-	var encodeErr error
-	for k := range gone {
-		i := goneAt + k
-		var data []byte
-		var info *cassettes.ServerInfo
-		if p, ok := r.encoded(i, cassettes.Fingerprint(r.seed, &gone[k]), early); ok {
-			data, info = p.data, p.info
-		} else {
-			start := len(r.arena)
-			out, in, err := r.appendFinished(append(r.arena, ','), i, &gone[k])
-			if err != nil {
-				encodeErr = cmp.Or(encodeErr, err)
-				delete(r.parts, i)
-				continue
-			}
-			r.arena, info = out, in
-			data = r.arena[start:len(r.arena):len(r.arena)]
-		}
-		delete(r.parts, i)
-		if info != nil && r.infoAt < 0 {
-			r.info, r.infoAt = info, i
-		}
-		r.unspilled = append(r.unspilled, data)
-	}
-	// What could not be spilled (a full disk) stays in memory, written
-	// from there, until a later save spills it.
-	var spillErr error
-	if len(r.unspilled) > 0 {
-		if spillErr = r.spill.add(r.unspilled); spillErr == nil {
-			r.unspilled = nil
-			if cap(r.arena) > maxArena {
-				r.arena = nil
-			}
-		}
-	}
-	for i := range r.parts {
-		if i < base {
-			delete(r.parts, i)
-		}
-	}
-	info, infoAt := r.info, r.infoAt
-	parts := make([][]byte, 0, len(r.unspilled)+len(live))
-	parts = append(parts, r.unspilled...)
-	for k := range live {
-		p, err := r.encode(base+k, &live[k], early)
-		if err != nil {
-			encodeErr = cmp.Or(encodeErr, err)
-			continue
-		}
-		parts = append(parts, p.data)
-		if p.info != nil && (infoAt < 0 || base+k < infoAt) {
-			info, infoAt = p.info, base+k
-		}
-	}
-	r.finish.FinishHead(head)
-	if head.Meta.ServerInfo == nil {
-		head.Meta.ServerInfo = info
-	}
-	open, end, err := cassettes.EncodeHead(head)
-	if err != nil {
-		return err
-	}
-	if spillErr != nil {
-		r.opts.Logger.Error(fmt.Sprintf("mcpmock: write the spill file: %v (the interactions stay in memory)", spillErr))
-	}
-	err = cassettes.WriteAtomic(r.path, durable, func(w io.Writer) error {
-		var fw *forbidWriter
-		if len(r.opts.Forbid) > 0 {
-			fw = newForbidWriter(w, r.opts.Forbid)
-			w = fw
-		}
-		err := r.spill.writeFile(w, open, parts, end)
-		if fw != nil && fw.err != nil {
-			return fw.err
-		}
-		return err
-	})
-	return cmp.Or(err, encodeErr)
-}
-
-// encode returns the finished encoding of interaction i, from the last
-// save's or the builder's early one when the interaction did not change
-// since.
-func (r *Recorder) encode(i int, in *cassettes.Interaction, early map[int]part) (part, error) {
-	fp := cassettes.Fingerprint(r.seed, in)
-	if p, ok := r.encoded(i, fp, early); ok {
-		r.parts[i] = p
-		return p, nil
-	}
-	data, info, err := r.appendFinished([]byte{','}, i, in)
-	if err != nil {
-		return part{}, err
-	}
-	p := part{print: fp, data: data, info: info}
-	r.parts[i] = p
-	return p, nil
-}
-
-// encoded returns an encoding of interaction i made from the interaction
-// as it is now (fingerprint fp): the last save's or the builder's.
-func (r *Recorder) encoded(i int, fp uint64, early map[int]part) (part, bool) {
-	if p, ok := r.parts[i]; ok && p.print == fp {
-		return p, true
-	}
-	if p, ok := early[i]; ok && p.print == fp {
-		return p, true
-	}
-	return part{}, false
-}
-
-// appendFinished appends the encoding of interaction i, finished
-// (redacted, normalised), to dst, and gives the server's name and version
-// if it holds them.
-func (r *Recorder) appendFinished(dst []byte, i int, in *cassettes.Interaction) ([]byte, *cassettes.ServerInfo, error) {
-	fin := *in
-	r.finish.FinishInteraction(&fin)
-	out, err := cassettes.AppendInteraction(dst, &fin)
-	if err != nil {
-		return dst, nil, fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
-	}
-	return out, cassettes.ServerInfoOf(&fin), nil
-}
-
-// maxArena is the most memory the arena keeps between saves.
-const maxArena = 4 << 20
 
 // Sync waits until every message observed before the call is in the
 // cassette being built.
@@ -717,7 +372,7 @@ func (r *Recorder) Close() error {
 		r.saveMu.Unlock()
 		r.mu.Lock()
 		if r.written < 0 {
-			cassettes.RemoveCreated(r.created)
+			cassettefile.RemoveCreated(r.created)
 		}
 		r.mu.Unlock()
 		return err
@@ -725,383 +380,4 @@ func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.saveErr
-}
-
-// builder holds the cassette being built and the state that groups
-// messages into interactions. Only the build goroutine changes it, under
-// Recorder.mu, and the saver, which takes the interactions that can no
-// longer change out of it (evict).
-//
-// Every step it takes for a message costs O(1) amortized, however many
-// requests are pending or how big a batch is (BenchmarkBatch,
-// BenchmarkHTTPPending): the saver waits for Recorder.mu, and a cost that
-// grows with the session would keep it from the durability promise.
-type builder struct {
-	// c.Interactions are the interactions in memory: the cassette's
-	// interactions from index base on. Every index below (pending, tokens,
-	// landed...) counts from the start of the cassette (at turns it into
-	// one of c.Interactions), so that evict moves none of them.
-	c    *cassettes.Cassette
-	base int
-	log  *slog.Logger
-	// pause, when set, is called every pauseEvery messages of one batch,
-	// with the builder in a consistent state: the build goroutine lets the
-	// saver have Recorder.mu in the middle of a big batch.
-	pause func()
-
-	pending    pendingSet         // client requests waiting for their response
-	serverReqs map[jsonrpc.ID]int // server-to-client request id → owning interaction
-	topLevel   map[jsonrpc.ID]bool
-	tokens     map[string]int // progress token → interaction
-	// tokenOrder is the tokens in the order they came (their interactions
-	// in increasing order), for evict to forget those of the interactions
-	// gone.
-	tokenOrder fifo[tokenAt]
-	// landed is the interaction that the last message went into; -1 for
-	// none. The HTTP notes use it (http_note.go).
-	landed int
-	// hint, when >= 0, is the interaction that server messages belong to
-	// (the request whose HTTP response stream carried them); noOwner says
-	// they belong to none (the GET stream). Both are set by addHTTP for one
-	// message. listenSeen says that the client messages just added hold a
-	// subscriptions/listen request.
-	hint       int
-	noOwner    bool
-	listenSeen bool
-	// asked is the client request recorded last, until a client
-	// notification (which replay's server messages may follow instead);
-	// the client's replies and lines that are no message leave it, as
-	// they do replay's anchor; -1 for none. A server message
-	// of its own that comes before its response is marked so (ownMessage).
-	asked int
-	// exchanges maps an HTTP exchange number to what its client messages
-	// opened; exchangeOrder is the exchanges in the order they came, for
-	// evict to forget those whose interactions are all gone.
-	exchanges     map[uint64]*exchange
-	exchangeOrder fifo[uint64]
-	batches       int
-	messages      int
-	requests      int
-}
-
-// tokenAt is a progress token and the interaction it was given for.
-type tokenAt struct {
-	token string
-	idx   int
-}
-
-// exchange is what the client messages of one HTTP exchange opened.
-type exchange struct {
-	idxs []int // the interactions, in increasing order
-	// next is the first of idxs that may still wait for its response (the
-	// ones before it are answered, or are not requests); firstReq is the
-	// first request of idxs, -1 for none.
-	next     int
-	firstReq int
-	// listen says that the exchange is a subscriptions/listen request.
-	listen bool
-}
-
-// pauseEvery is how many messages of one batch the builder handles between
-// two pauses (builder.pause).
-const pauseEvery = 1024
-
-func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
-	return &builder{c: c, log: log, serverReqs: map[jsonrpc.ID]int{},
-		topLevel: map[jsonrpc.ID]bool{}, tokens: map[string]int{},
-		landed: -1, hint: -1, asked: -1, exchanges: map[uint64]*exchange{}}
-}
-
-// at returns interaction i (counted from the start of the cassette), which
-// must be in memory.
-func (b *builder) at(i int) *cassettes.Interaction { return &b.c.Interactions[i-b.base] }
-
-// evict takes the interactions that can no longer change out of memory,
-// from the first on, and returns them: all but the latest keep, up to the
-// first one still open (a client request waiting for its response, or one
-// whose server-to-client request waits for the client's reply). It does so
-// in batches: only when twice keep are in memory. A progress notification
-// or an HTTP note that comes for an interaction already gone is recorded as
-// a message of its own in its place.
-func (b *builder) evict(keep int) []cassettes.Interaction {
-	n := len(b.c.Interactions)
-	if n < 2*keep {
-		return nil
-	}
-	cut := n - keep
-	if i, ok := b.pending.oldest(); ok {
-		cut = min(cut, i-b.base)
-	}
-	// Server-to-client requests wait for the client's reply: a few at a
-	// time.
-	for _, i := range b.serverReqs {
-		cut = min(cut, i-b.base)
-	}
-	if cut <= 0 {
-		return nil
-	}
-	gone := b.c.Interactions[:cut:cut]
-	rest := make([]cassettes.Interaction, n-cut, max(n-cut, 2*keep))
-	copy(rest, b.c.Interactions[cut:])
-	b.c.Interactions = rest
-	b.base += cut
-	for t, ok := b.tokenOrder.front(); ok && t.idx < b.base; t, ok = b.tokenOrder.front() {
-		if b.tokens[t.token] == t.idx {
-			delete(b.tokens, t.token)
-		}
-		b.tokenOrder.pop()
-	}
-	for ex, ok := b.exchangeOrder.front(); ok; ex, ok = b.exchangeOrder.front() {
-		if e := b.exchanges[ex]; e != nil {
-			if e.idxs[len(e.idxs)-1] >= b.base {
-				break
-			}
-			delete(b.exchanges, ex)
-		}
-		b.exchangeOrder.pop()
-	}
-	return gone
-}
-
-// anyCompleted reports whether an interaction has completed
-// (cassettes.Interaction.Completed).
-func (b *builder) anyCompleted() bool {
-	if b.base > 0 {
-		return true
-	}
-	for i := range b.c.Interactions {
-		if b.c.Interactions[i].Completed() {
-			return true
-		}
-	}
-	return false
-}
-
-// snapshot copies the cassette: interactions are values, and the messages
-// in them are never changed after they are set, so a shallow copy of each
-// interaction with its exchange is enough.
-func (b *builder) snapshot() *cassettes.Cassette {
-	c := *b.c
-	c.Interactions = make([]cassettes.Interaction, len(b.c.Interactions))
-	for i, in := range b.c.Interactions {
-		in.Exchange = slices.Clone(in.Exchange)
-		if in.Response != nil {
-			resp := *in.Response
-			in.Response = &resp
-		}
-		if in.HTTP != nil {
-			h := *in.HTTP
-			h.EventIDs = slices.Clone(h.EventIDs)
-			in.HTTP = &h
-		}
-		c.Interactions[i] = in
-	}
-	return &c
-}
-
-// add records one observed unit and reports whether it completed an
-// interaction (a response arrived).
-func (b *builder) add(from cassettes.Direction, data []byte, at cassettes.Millis) bool {
-	elems, batch, err := jsonrpc.SplitBatch(data)
-	if err != nil || (batch && len(elems) == 0) {
-		b.raw(from, data, at, "not JSON-RPC")
-		return false
-	}
-	n := 0
-	if batch {
-		b.batches++
-		n = b.batches
-	}
-	completed := false
-	for k, el := range elems {
-		if b.one(from, el, at, n) {
-			completed = true
-		}
-		if b.pause != nil && k%pauseEvery == pauseEvery-1 && k < len(elems)-1 {
-			b.pause()
-		}
-	}
-	return completed
-}
-
-func (b *builder) raw(from cassettes.Direction, data []byte, at cassettes.Millis, why string) {
-	b.messages++
-	dir := dirOf(from)
-	livelog.Raw(b.log, dir, data, why)
-	s := string(data)
-	if idx, ok := b.owner(); ok && from == cassettes.FromServer {
-		in := b.at(idx)
-		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Raw: &s})
-		b.landed = idx
-		return
-	}
-	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Raw: &s})
-}
-
-// ownMessage adds an interaction of its own; one of the server that comes
-// while the last client message, a request, awaits its response is marked
-// BeforeResponse (and AfterExchange), so that replay keeps its place
-// before that response whether or not the cassette keeps time offsets.
-func (b *builder) ownMessage(in cassettes.Interaction) int {
-	if in.From == cassettes.FromServer && b.asked >= b.base && b.at(b.asked).Response == nil {
-		in.BeforeResponse, in.AfterExchange = true, len(b.at(b.asked).Exchange)
-	}
-	b.c.Interactions = append(b.c.Interactions, in)
-	b.landed = b.base + len(b.c.Interactions) - 1
-	return b.landed
-}
-
-func dirOf(from cassettes.Direction) string {
-	if from == cassettes.FromClient {
-		return livelog.ToServer
-	}
-	return livelog.ToClient
-}
-
-func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassettes.Millis, batch int) bool {
-	msg, err := jsonrpc.Parse(raw)
-	if err != nil {
-		b.raw(from, raw, at, "not JSON-RPC: "+err.Error())
-		return false
-	}
-	b.messages++
-	raw = json.RawMessage(msg.Raw)
-	switch msg.Kind() {
-	case jsonrpc.KindRequest:
-		return b.request(from, msg, raw, at, batch)
-	case jsonrpc.KindNotification:
-		b.notification(from, msg, raw, at, batch)
-		return false
-	default:
-		return b.response(from, msg, raw, at, batch)
-	}
-}
-
-func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) bool {
-	livelog.Message(b.log, dirOf(from), msg, 0, "")
-	if from == cassettes.FromClient {
-		b.requests++
-		if _, dup := b.pending.get(msg.ID); dup {
-			b.log.Warn(fmt.Sprintf("mcpmock: the client reused id %s while a request with it is in flight", msg.ID))
-		}
-		idx := b.base + len(b.c.Interactions)
-		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
-		b.pending.add(msg.ID, idx)
-		b.landed, b.asked = idx, idx
-		if tok := string(mcp.ProgressToken(msg.Params)); tok != "" {
-			b.tokens[tok] = idx
-			b.tokenOrder.push(tokenAt{tok, idx})
-		}
-		if msg.Method == "subscriptions/listen" {
-			b.listenSeen = true
-		}
-		return false
-	}
-	// A server-to-client request belongs to the client request in flight
-	// (the latest one), or stands alone.
-	if owner, ok := b.owner(); ok {
-		in := b.at(owner)
-		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
-		b.serverReqs[msg.ID] = owner
-		b.landed = owner
-		return false
-	}
-	idx := b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
-	b.serverReqs[msg.ID] = idx
-	b.topLevel[msg.ID] = true
-	return false
-}
-
-// owner returns the client request that server messages are attributed to:
-// the latest one still in flight.
-func (b *builder) owner() (int, bool) {
-	if b.noOwner {
-		return 0, false
-	}
-	if b.hint >= b.base {
-		return b.hint, true
-	}
-	return b.pending.latest()
-}
-
-func (b *builder) notification(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) {
-	livelog.Message(b.log, dirOf(from), msg, 0, "")
-	if from == cassettes.FromClient {
-		b.asked = -1
-	}
-	owner, ok := -1, false
-	switch {
-	case msg.Method == "notifications/progress":
-		owner, ok = b.tokens[progressKeyOf(msg.Params)]
-		ok = ok && owner >= b.base
-	case msg.Method == "notifications/cancelled":
-		id, _ := jsonrpc.Member(msg.Params, "requestId")
-		if from == cassettes.FromClient {
-			owner, ok = b.pending.get(jsonrpc.ID(id))
-		} else {
-			owner, ok = b.serverReqs[jsonrpc.ID(id)]
-		}
-	case from == cassettes.FromServer && !mcp.SubscriptionNotification(msg.Method):
-		owner, ok = b.owner()
-	}
-	if ok {
-		in := b.at(owner)
-		in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
-		b.landed = owner
-		return
-	}
-	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Notification: raw, Batch: batch})
-}
-
-func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw json.RawMessage, at cassettes.Millis, batch int) bool {
-	if from == cassettes.FromServer {
-		idx, ok := b.pending.remove(msg.ID)
-		if !ok {
-			livelog.Message(b.log, dirOf(from), msg, 0, "answers no request")
-			b.rawMessage(from, raw, at)
-			return false
-		}
-		in := b.at(idx)
-		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
-		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
-		b.landed = idx
-		return true
-	}
-	// The client's reply to a server-to-client request.
-	idx, ok := b.serverReqs[msg.ID]
-	if !ok {
-		livelog.Message(b.log, dirOf(from), msg, 0, "answers no request")
-		b.rawMessage(from, raw, at)
-		return false
-	}
-	delete(b.serverReqs, msg.ID)
-	in := b.at(idx)
-	if b.topLevel[msg.ID] {
-		delete(b.topLevel, msg.ID)
-		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
-		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
-		b.landed = idx
-		return true
-	}
-	livelog.Message(b.log, dirOf(from), msg, 0, "")
-	in.Exchange = append(in.Exchange, cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch})
-	b.landed = idx
-	return false
-}
-
-// rawMessage keeps a message that fits nowhere (a response to no request)
-// as raw text in its place.
-func (b *builder) rawMessage(from cassettes.Direction, raw json.RawMessage, at cassettes.Millis) {
-	s := string(raw)
-	b.ownMessage(cassettes.Interaction{From: from, AtMs: at, Raw: &s})
-}
-
-// latency is the time from the request that opened in to a response at.
-func latency(in *cassettes.Interaction, at cassettes.Millis) time.Duration {
-	return time.Duration(float64(at-in.AtMs) * 1e6)
-}
-
-func progressKeyOf(params json.RawMessage) string {
-	tok, _ := jsonrpc.Member(params, "progressToken")
-	return string(tok)
 }

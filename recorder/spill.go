@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 )
 
 // spill keeps the interactions of a recording that can no longer change,
@@ -34,7 +35,7 @@ type spill struct {
 }
 
 func newSpill(path string) (*spill, error) {
-	f, err := cassettes.CreateTemp(path, "spill")
+	f, err := cassettefile.CreateTemp(path, "spill")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ const spillChunk = 64 << 10
 // bracket).
 func (s *spill) writeFile(w io.Writer, head []byte, parts [][]byte, end []byte) error {
 	if s.n == 0 && len(parts) == 0 {
-		_, err := w.Write(cassettes.EmptyFile(head, end))
+		_, err := w.Write(emptyFile(head, end))
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)

@@ -91,6 +91,12 @@ func (s *sseWriter) eventID(id, name string, data []byte) error {
 // write writes an event, and flushes it if flush; s.mu is held.
 func (s *sseWriter) write(id, name string, data []byte, flush bool) error {
 	var b bytes.Buffer
+	// An id that would break the framing is not written: a cassette that
+	// was loaded cannot hold one (cassettes refuses it), one built in Go
+	// may, and its event goes without the id rather than inject another.
+	if jsonrpc.CheckEventID(id) != nil {
+		id = ""
+	}
 	if id != "" {
 		b.WriteString("id: " + id + "\n")
 	}

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -285,9 +286,9 @@ func (s *SSEReader) Next() (Event, error) {
 	}
 }
 
-// ErrSSEField is returned by writeEvent for a field that cannot be written
-// (a line break in the type or id, a NUL in the id).
-var ErrSSEField = errors.New("jsonrpc: SSE field holds a line break")
+// ErrSSEField is returned by writeEvent and CheckEventID for a field that
+// cannot be written (a line break in the type or id, a NUL in the id).
+var ErrSSEField = errors.New("jsonrpc: SSE field holds a line break or NUL")
 
 // AppendEvent appends the wire form of ev to b: its comments, then event,
 // id, retry and data lines (data split at its line breaks), then the blank
@@ -321,11 +322,29 @@ func AppendEvent(b []byte, ev Event) []byte {
 	return append(b, '\n')
 }
 
+// CheckEventID reports an SSE event id that cannot be written: a line break
+// (CR or LF) would end the id line, and what follows would be read as more
+// fields or another event; a NUL makes a client ignore the id (the SSE
+// specification's rule). The error wraps ErrSSEField.
+func CheckEventID(id string) error {
+	if i := strings.IndexAny(id, "\r\n\x00"); i >= 0 {
+		what := "a line break"
+		if id[i] == 0 {
+			what = "a NUL"
+		}
+		return fmt.Errorf("%w: the SSE event id %q holds %s at byte %d", ErrSSEField, id, what, i)
+	}
+	return nil
+}
+
 // writeEvent writes ev to w in one Write. It refuses a type or id that would
 // break the framing.
 func writeEvent(w io.Writer, ev Event) error {
-	if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsAny(ev.ID, "\r\n\x00") {
+	if strings.ContainsAny(ev.Type, "\r\n") {
 		return ErrSSEField
+	}
+	if err := CheckEventID(ev.ID); err != nil {
+		return err
 	}
 	_, err := w.Write(AppendEvent(nil, ev))
 	return err

@@ -90,8 +90,10 @@ func TestSSEReaderAndWriter(t *testing.T) {
 	if diff := cmp.Diff(evs, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if err := writeEvent(io.Discard, Event{ID: "a\nb"}); !errors.Is(err, ErrSSEField) {
-		t.Errorf("an id with a newline: %v, want ErrSSEField", err)
+	for _, id := range []string{"a\nb", "a\rb", "a\r\nb", "a\x00b"} {
+		if err := writeEvent(io.Discard, Event{ID: id}); !errors.Is(err, ErrSSEField) {
+			t.Errorf("the id %q: %v, want ErrSSEField", id, err)
+		}
 	}
 }
 

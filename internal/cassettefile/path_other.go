@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cassettes
+package cassettefile
 
 // openNonblock is 0 where there are no named pipes to wait on.
 const openNonblock = 0

@@ -1,96 +1,29 @@
-package cassettes
+package recorder
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 )
 
-// incrementalEncoder encodes a growing cassette again and again, as the
-// recorder does while recording, re-encoding only the interactions that
-// changed since the last call. Its output is byte for byte that of Encode.
-// The zero value is ready to use; it is safe for concurrent use.
-type incrementalEncoder struct {
-	mu     sync.Mutex // guards the fields below
-	seed   maphash.Seed
-	seeded bool
-	parts  [][]byte // the encoding of each interaction
-	prints []uint64 // the fingerprint each part was encoded from
-}
-
-// Encode returns the cassette as Encode does.
-func (e *incrementalEncoder) Encode(c *Cassette) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := e.Write(&buf, c); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// Write writes the cassette to w as Encode encodes it, without building the
-// whole file in memory.
-func (e *incrementalEncoder) Write(w io.Writer, c *Cassette) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.seeded {
-		e.seed, e.seeded = maphash.MakeSeed(), true
-	}
-	head, tail, err := EncodeHead(c)
-	if err != nil {
-		return err
-	}
-	if len(c.Interactions) == 0 {
-		_, err := w.Write(EmptyFile(head, tail))
-		return err
-	}
-	if len(e.parts) > len(c.Interactions) {
-		e.parts, e.prints = e.parts[:len(c.Interactions)], e.prints[:len(c.Interactions)]
-	}
-	for i := range c.Interactions {
-		in := &c.Interactions[i]
-		fp := Fingerprint(e.seed, in)
-		if i < len(e.parts) && e.prints[i] == fp {
-			continue
-		}
-		part, err := AppendInteraction(nil, in)
-		if err != nil {
-			return fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
-		}
-		if i < len(e.parts) {
-			e.parts[i], e.prints[i] = part, fp
-		} else {
-			e.parts, e.prints = append(e.parts, part), append(e.prints, fp)
-		}
-	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	bw.Write(head)
-	for i, p := range e.parts {
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.Write(p)
-	}
-	bw.Write(tail)
-	return bw.Flush()
-}
-
-// EncodeHead returns what Encode writes around the interactions of a
+// encodeHead returns what cassettes.Encode writes around the interactions of a
 // cassette that has some: head ends with the opening bracket of
 // "interactions", tail starts with its closing bracket. The file is head,
-// then each interaction as AppendInteraction encodes it, separated by ",",
-// then tail (EmptyFile for none).
-func EncodeHead(c *Cassette) (head, tail []byte, err error) {
+// then each interaction as appendInteraction encodes it, separated by ",",
+// then tail (emptyFile for none).
+func encodeHead(c *cassettes.Cassette) (head, tail []byte, err error) {
 	h := *c
-	h.Interactions = []Interaction{}
-	hb, err := Encode(&h)
+	h.Interactions = []cassettes.Interaction{}
+	hb, err := cassettes.Encode(&h)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,21 +37,21 @@ func EncodeHead(c *Cassette) (head, tail []byte, err error) {
 	return head, tail, nil
 }
 
-// EmptyFile is the file of a cassette without interactions, from the head
-// and tail of EncodeHead.
-func EmptyFile(head, tail []byte) []byte {
+// emptyFile is the file of a cassette without interactions, from the head
+// and tail of encodeHead.
+func emptyFile(head, tail []byte) []byte {
 	out := append(bytes.Clone(head), ']')
 	return append(out, tail[len("\n  ]"):]...)
 }
 
-// AppendInteraction appends one interaction as Encode writes it inside the
+// appendInteraction appends one interaction as cassettes.Encode writes it inside the
 // "interactions" array: a line break, the indentation, the interaction over
 // as many lines as it takes, and no separator.
 //
 // A recorded interaction (no HTTP details, no script) is written directly,
 // its messages indented in one pass without a reflection or a scanner; its
 // bytes are those of encoding/json, which writes the others.
-func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
+func appendInteraction(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	if in.HTTP != nil || in.When != nil || in.Fault != nil {
 		return appendInteractionJSON(dst, in)
 	}
@@ -145,14 +78,14 @@ func AppendInteraction(dst []byte, in *Interaction) ([]byte, error) {
 	return appendIndented(dst, flat, "    ", "  ")
 }
 
-// flatBufs hold the one-line forms that AppendInteraction indents, so that
+// flatBufs hold the one-line forms that appendInteraction indents, so that
 // encoding an interaction into a buffer with room allocates nothing; a
 // buffer larger than maxFlatBuf is left to the collector.
 var flatBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxFlatBuf = 64 << 10
 
-func appendInteractionJSON(dst []byte, in *Interaction) ([]byte, error) {
+func appendInteractionJSON(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	buf.WriteString("\n    ")
 	enc := json.NewEncoder(buf)
@@ -166,7 +99,7 @@ func appendInteractionJSON(dst []byte, in *Interaction) ([]byte, error) {
 
 // appendFlat appends the interaction as JSON on one line, its messages as
 // they are (appendIndented drops their white space).
-func appendFlat(dst []byte, in *Interaction) ([]byte, error) {
+func appendFlat(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	dst = append(dst, `{"from":`...)
 	dst = appendString(dst, string(in.From))
 	dst = append(dst, `,"atMs":`...)
@@ -206,7 +139,7 @@ func appendFlat(dst []byte, in *Interaction) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func appendFlatMessage(dst []byte, m *Message) []byte {
+func appendFlatMessage(dst []byte, m *cassettes.Message) []byte {
 	dst = append(dst, `{"from":`...)
 	dst = appendString(dst, string(m.From))
 	dst = append(dst, `,"atMs":`...)
@@ -230,22 +163,12 @@ func appendRaw(dst []byte, member string, raw json.RawMessage) []byte {
 	return append(append(dst, member...), raw...)
 }
 
-func appendMillis(dst []byte, m Millis) []byte {
-	return m.appendJSON(dst)
+func appendMillis(dst []byte, m cassettes.Millis) []byte {
+	return cassettefile.AppendMillis(dst, float64(m))
 }
 
-// appendString appends s as encoding/json writes it without HTML escaping
-// (quote): printable ASCII as it is, without calling it.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return append(dst, quote(s)...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
+// appendString appends s as encoding/json writes it without HTML escaping.
+func appendString(dst []byte, s string) []byte { return cassettefile.AppendQuoted(dst, s) }
 
 // appendIndented appends the valid JSON text src indented as
 // json.Indent(dst, src, prefix, indent) does, white space outside strings
@@ -317,22 +240,14 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 	return dst, nil
 }
 
-// Fingerprint summarises what can change in an interaction while it is
+// fingerprint summarises what can change in an interaction while it is
 // recorded: which messages it holds (by identity and length: a recorded
 // message's bytes never change once set) and its HTTP details. Two calls
 // with the same seed give the same value for an interaction that did not
 // change.
-func Fingerprint(seed maphash.Seed, in *Interaction) uint64 {
-	e := incrementalEncoder{seed: seed}
-	return e.fingerprint(in)
-}
-
-// fingerprint summarises what can change in an interaction while it is
-// recorded: which messages it holds (by identity and length: a recorded
-// message's bytes never change once set) and its HTTP details.
-func (e *incrementalEncoder) fingerprint(in *Interaction) uint64 {
+func fingerprint(seed maphash.Seed, in *cassettes.Interaction) uint64 {
 	var h maphash.Hash
-	h.SetSeed(e.seed)
+	h.SetSeed(seed)
 	w := func(vs ...uint64) {
 		for _, v := range vs {
 			var b [8]byte
@@ -363,7 +278,7 @@ func (e *incrementalEncoder) fingerprint(in *Interaction) uint64 {
 		before = 1
 	}
 	w(uint64(in.Batch), uint64(in.Times), before, uint64(in.AfterExchange), uint64(len(in.Exchange)))
-	msg := func(m *Message) {
+	msg := func(m *cassettes.Message) {
 		if m == nil {
 			w(1)
 			return
@@ -393,7 +308,7 @@ func (e *incrementalEncoder) fingerprint(in *Interaction) uint64 {
 			for k, v := range m {
 				// Order-independent: add the pair's hash.
 				var ph maphash.Hash
-				ph.SetSeed(e.seed)
+				ph.SetSeed(seed)
 				ph.WriteString(k)
 				ph.WriteString(v)
 				w(ph.Sum64())

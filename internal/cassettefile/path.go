@@ -1,4 +1,4 @@
-package cassettes
+package cassettefile
 
 import (
 	"errors"
@@ -20,12 +20,12 @@ var ErrNotRegular = errors.New("not a regular file")
 // MAXSYMLINKS does).
 const maxLinks = 40
 
-// openRegular opens the cassette file at path for reading, following
+// Open opens the cassette file at path for reading, following
 // symbolic links, and returns it with its size. Anything but a regular file
 // is refused before it is read. The file is opened without blocking, so
 // that a named pipe put in place between the check and the open is refused
 // too instead of waiting for a writer.
-func openRegular(path string) (*os.File, int64, error) {
+func Open(path string) (*os.File, int64, error) {
 	fail := func(err error) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("load cassette %q: %w", path, err)
 	}
@@ -38,7 +38,7 @@ func openRegular(path string) (*os.File, int64, error) {
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return fail(plainError(err))
+		return fail(PlainError(err))
 	}
 	fi, err = f.Stat()
 	if err == nil {
@@ -55,20 +55,20 @@ func openRegular(path string) (*os.File, int64, error) {
 // a regular file (or a symbolic link to one); anything else is refused
 // with ErrNotRegular before it is read.
 func ReadFile(path string) ([]byte, error) {
-	f, size, err := openRegular(path)
+	f, size, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := readAll(f, size)
+	data, err := ReadAll(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("load cassette %q: %w", path, plainError(err))
+		return nil, fmt.Errorf("load cassette %q: %w", path, PlainError(err))
 	}
 	return data, nil
 }
 
-// readAll reads f to its end; size is its size when it was opened.
-func readAll(f io.Reader, size int64) ([]byte, error) {
+// ReadAll reads f to its end; size is its size when it was opened.
+func ReadAll(f io.Reader, size int64) ([]byte, error) {
 	data := make([]byte, 0, size+512)
 	for {
 		if len(data) == cap(data) {
@@ -123,7 +123,7 @@ func statError(path string, err error) error {
 			return notExist(fmt.Sprintf("%s is a symbolic link to %s, which does not exist", path, target))
 		}
 	}
-	return plainError(err)
+	return PlainError(err)
 }
 
 // notExist is an error that says why a file does not exist; errors.Is
@@ -133,10 +133,10 @@ type notExist string
 func (e notExist) Error() string        { return string(e) }
 func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }
 
-// plainError is err without the path that an *fs.PathError or an
+// PlainError is err without the path that an *fs.PathError or an
 // *os.LinkError repeats (a temporary file's name means nothing to a user);
 // errors.Is still sees through it.
-func plainError(err error) error {
+func PlainError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -250,7 +250,7 @@ func saveError(path, target string, err error) error {
 		return fmt.Errorf("save cassette %q: %w", path, err)
 	}
 	dir := filepath.Dir(target)
-	why := plainError(err)
+	why := PlainError(err)
 	var advice string
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -1,8 +1,10 @@
 //go:build unix
 
-package cassettes
+package cassettefile
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // openNonblock opens a named pipe without waiting for a writer (the file
 // is then refused, as it is not a regular file); on a regular file it

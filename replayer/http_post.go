@@ -1,0 +1,450 @@
+package replayer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/mcp"
+)
+
+// incoming is one parsed message of a POST body.
+type incoming struct {
+	raw []byte
+	msg *jsonrpc.Message
+}
+
+// readPOST checks a POST's headers and reads its messages. It answers the
+// request itself and returns ok false on any error.
+func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []incoming, batch, ok bool) {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		http.Error(w, "Unsupported Media Type: Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return nil, false, false
+	}
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return nil, false, false
+		}
+		http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, false, false
+	}
+	if !json.Valid(body) {
+		livelog.Raw(h.e.opts.Logger, livelog.ToServer, body, "parse error")
+		h.e.stats.messages.Add(1)
+		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeParseError, "Parse error: the body is not JSON", nil)
+		return nil, false, false
+	}
+	elems, batch, err := jsonrpc.SplitBatch(body)
+	if err == nil && batch && len(elems) == 0 {
+		err = errors.New("empty batch")
+	}
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+		return nil, false, false
+	}
+	for _, el := range elems {
+		msg, err := jsonrpc.Parse(el)
+		if err != nil {
+			h.e.stats.messages.Add(1)
+			livelog.Raw(h.e.opts.Logger, livelog.ToServer, el, "invalid message")
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				writeRPCError(w, http.StatusBadRequest, invalidID(el, msg), rpcErr.Code, rpcErr.Message, nil)
+			} else {
+				writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
+			}
+			return nil, false, false
+		}
+		msgs = append(msgs, incoming{raw: el, msg: msg})
+	}
+	return msgs, batch, true
+}
+
+// readBody reads a POST body within max bytes (any size for a negative
+// max): the bytes that the guard in
+// front (internal/httpguard) has read already, as they are, or else the
+// body itself.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if b, ok := httpguard.Bytes(r); ok && (max < 0 || int64(len(b)) <= max) {
+		return b, nil
+	}
+	if max < 0 {
+		return io.ReadAll(r.Body)
+	}
+	if r.ContentLength > max {
+		// Refused before it is read: the client need not send it.
+		return nil, &http.MaxBytesError{Limit: max}
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+}
+
+func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern bool) {
+	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
+	if !jsonOK || !streamOK {
+		http.Error(w, "Not Acceptable: Accept must contain both 'application/json' and 'text/event-stream'", http.StatusNotAcceptable)
+		return
+	}
+	msgs, batch, ok := h.readPOST(w, r)
+	if !ok {
+		return
+	}
+	if !modern {
+		for _, m := range msgs {
+			if m.msg.Kind() == jsonrpc.KindRequest && mcp.MetaVersion(m.msg.Params) != "" {
+				modern = true
+			}
+		}
+	}
+	if modern {
+		h.serveStateless(w, r, msgs, batch)
+		return
+	}
+	if batch && !mcp.Batches(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
+		return
+	}
+	if h.noSessions {
+		h.serveWithoutSession(w, r, msgs, batch) // protocol_sessionless.go
+		return
+	}
+	var hs *httpSession
+	created := false
+	if r.Header.Get(mcp.HeaderSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
+		if hs, ok = h.newSession(false); !ok {
+			http.Error(w, "Service Unavailable: the replay server is closing", http.StatusServiceUnavailable)
+			return
+		}
+		created = true
+	} else if hs = h.lookup(w, r); hs == nil {
+		return
+	}
+	h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
+		if created {
+			hd.Set(mcp.HeaderSessionID, hs.id)
+		}
+	})
+}
+
+// answer handles the messages of one POST within a session and writes the
+// HTTP answer: 202 when there is no request, else the responses as JSON or
+// as an event stream. hs is nil for stateless traffic.
+func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
+	start := time.Now()
+	var table *inflight
+	if hs != nil {
+		table = &hs.calls
+	}
+	var calls []postCall
+	for _, m := range msgs {
+		if plan := s.receive(m.msg, table); plan != nil {
+			calls = append(calls, postCall{msg: m.msg, plan: plan})
+		}
+	}
+	// Every plan is carried out before answer returns (a resumable stream
+	// whose client went away goes on here, detached from the request). The
+	// messages were written or copied, unless a resumable stream keeps them
+	// for a client that comes back.
+	resumable := false
+	defer func() {
+		for _, c := range calls {
+			if resumable {
+				c.plan.release()
+			} else {
+				c.plan.releaseAll()
+			}
+		}
+	}()
+	headers(w.Header())
+	if len(calls) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	sse, eventIDs := h.form(calls, batch)
+	// (A scripted status answers alone, whatever the form.)
+	sse = sse && (batch || calls[0].plan.httpFault() == nil)
+	// A resumable stream (http_resume.go) goes on when the client goes
+	// away; other answers end with it.
+	resumable = sse && hs != nil && !hs.ephemeral && len(eventIDs) > 0
+	base := r.Context()
+	if resumable {
+		base = context.WithoutCancel(base)
+	}
+	for _, c := range calls {
+		// Under base itself, not a context made from it, which ends a
+		// moment after it: the explanation stops as the client leaves.
+		s.explainMiss(base, c.msg, c.plan)
+	}
+	// Each request can be cancelled alone (notifications/cancelled).
+	for i := range calls {
+		ctx, cancel := context.WithCancelCause(base)
+		defer cancel(nil)
+		calls[i].ctx = ctx
+		if table != nil {
+			forget, ok := table.add(calls[i].msg.ID, cancel)
+			if !ok {
+				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
+				return
+			}
+			defer forget()
+		}
+	}
+	post := postOutlet{later: hs.laterOutlet(), start: start}
+	if post.later != nil {
+		post.early = hs.pushWritten
+	}
+	if hs != nil && !hs.sse && batchesAllowed(r) {
+		post.join = true // recorded server batches go as one event (protocol_batch.go)
+	}
+	if !sse {
+		h.answerJSON(w, r, s, calls, batch, post, hs == nil)
+		return
+	}
+	h.answerSSE(w, s, hs, calls, eventIDs, resumable, post)
+}
+
+// postCall is one request of a POST, its plan and its context.
+type postCall struct {
+	msg  *jsonrpc.Message
+	plan *answerPlan
+	ctx  context.Context
+}
+
+// form says whether the answer to calls is an event stream, and with which
+// recorded event ids: JSON when every answer is the response alone (and
+// the options or the recording do not ask for a stream).
+func (h *HTTPHandler) form(calls []postCall, batch bool) (sse bool, eventIDs []string) {
+	for _, c := range calls {
+		if c.plan.streams() {
+			sse = true
+		}
+		rec := h.e.recordedHTTP(c.plan)
+		switch {
+		case h.opts.Form == "sse":
+			sse = true
+		case h.opts.Form == "" && rec != nil && rec.Form == "sse":
+			sse = true
+		}
+		if rec != nil && !batch {
+			eventIDs = rec.EventIDs
+		}
+	}
+	return sse, eventIDs
+}
+
+// answerJSON answers calls with a JSON body: the response, or the array of
+// a batch's responses. A scripted HTTP status takes its place.
+func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *session, calls []postCall, batch bool, post postOutlet, stateless bool) {
+	outs := make([]postOutlet, len(calls))
+	eachCall(len(calls), func(i int) {
+		o := &outs[i]
+		*o = post
+		o.deliver = func(msg []byte, _ bool) error { o.response = msg; return nil }
+		if !batch {
+			o.fault = w
+		}
+		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, o)
+	})
+	if r.Context().Err() != nil || outs[0].faulted {
+		return // the client went away, or the status was written
+	}
+	for i := range outs {
+		if outs[i].aborted {
+			abortHTTP(w)
+			return
+		}
+	}
+	if batch {
+		var out [][]byte
+		for _, o := range outs {
+			if o.response != nil {
+				out = append(out, o.response)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(jsonrpc.JoinBatch(out))
+		return
+	}
+	plan, response := calls[0].plan, outs[0].response
+	if response == nil {
+		// Cancelled by the client before the response: nothing to say.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	status := h.e.statusOf(plan, response, stateless)
+	if rec := h.e.recordedHTTP(plan); rec != nil && status >= 400 {
+		for _, k := range []string{"Retry-After", "WWW-Authenticate"} {
+			if v, ok := rec.ResponseHeaders[k]; ok {
+				w.Header().Set(k, v)
+			}
+		}
+	}
+	w.WriteHeader(status)
+	if t := plan.Trickle; t > 0 {
+		trickleWrite(calls[0].ctx, w, response, t)
+		return
+	}
+	w.Write(response)
+}
+
+// answerSSE answers calls with an event stream, each request's messages
+// as they come. A resumable stream keeps its events for a client that
+// comes back with Last-Event-ID.
+func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *session, hs *httpSession, calls []postCall, eventIDs []string, resumable bool, post postOutlet) {
+	// An answer that starts with a message sends the stream's headers
+	// with it; one that starts by waiting opens the stream first.
+	sw := openSSE(w, eventIDs, len(calls) > 1 || !startsWithSend(calls[0].plan))
+	send := func(msg []byte) error { return sw.event("message", msg) }
+	// The response ends the stream: when nothing comes after it, it goes
+	// with the end of the HTTP response.
+	sendLast := send
+	if len(calls) == 1 && endsWithResponse(calls[0].plan) {
+		sendLast = func(msg []byte) error { return sw.last("message", msg) }
+	}
+	if resumable {
+		var end func()
+		send, end = hs.resumablePOST(sw, eventIDs)
+		sendLast = send
+		defer end()
+		post.detached = true
+	}
+	post.withResponse = true
+	post.deliver = func(msg []byte, response bool) error {
+		if response {
+			return sendLast(msg)
+		}
+		return send(msg)
+	}
+	eachCall(len(calls), func(i int) {
+		o := post
+		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, &o)
+		if o.aborted {
+			h.e.opts.Logger.Warn("✗ scripted fault: event stream cut (" + calls[i].plan.Scripted + ")")
+		}
+	})
+}
+
+// postOutlet carries a plan out into the answer of a POST (executor.go).
+type postOutlet struct {
+	start   time.Time
+	deliver func(msg []byte, response bool) error // the POST's answer
+	later   func([]byte)                          // the GET stream; nil drops
+	// early, when set, takes what goes on the GET stream before the
+	// answer (pushWritten); answered says the answer went.
+	early    func([]byte)
+	answered bool
+	// join and withResponse say how recorded server batches go; detached
+	// marks a resumable stream, which goes on when the client goes away.
+	join, withResponse, detached bool
+	// fault, when set, takes a scripted HTTP status (faulted records that
+	// it did); aborted records a scripted cut, close or exit.
+	fault    http.ResponseWriter
+	faulted  bool
+	aborted  bool
+	response []byte // what deliver kept, for a JSON answer
+}
+
+func (o *postOutlet) send(m outMessage) error {
+	switch {
+	case m.later && !o.answered && o.early != nil:
+		o.early(m.raw)
+	case m.later:
+		if o.later != nil {
+			o.later(m.raw)
+		}
+	default:
+		o.answered = o.answered || m.response
+		return o.deliver(m.raw, m.response)
+	}
+	return nil
+}
+
+func (o *postOutlet) end(*step) { o.aborted = true }
+
+func (o *postOutlet) status() func(*step) {
+	if o.fault == nil {
+		return nil
+	}
+	return func(st *step) {
+		writeStatus(o.fault, st)
+		o.faulted = true
+	}
+}
+
+func (o *postOutlet) batches() (join, withResponse bool) { return o.join, o.withResponse }
+
+func (o *postOutlet) outlives() bool { return o.detached }
+
+// eachCall runs run(0) to run(n-1) at the same time and waits for them:
+// the answers to the requests of a batch go on side by side. One request
+// (the common case) runs on the caller's goroutine.
+func eachCall(n int, run func(i int)) {
+	if n == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// endsWithResponse reports whether a plan's last step sends the response.
+func endsWithResponse(p *answerPlan) bool {
+	return len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Kind == stepSend && p.Steps[len(p.Steps)-1].Response
+}
+
+// startsWithSend reports whether a plan's first step sends a message.
+func startsWithSend(p *answerPlan) bool {
+	return len(p.Steps) > 0 && p.Steps[0].Kind == stepSend
+}
+
+// recordedHTTP returns how the interaction that answers a plan travelled
+// over HTTP, or nil.
+func (e *Engine) recordedHTTP(p *answerPlan) *cassettes.HTTP {
+	if p.Interaction <= 0 || p.Interaction > len(e.cassette.Interactions) {
+		return nil
+	}
+	return e.cassette.Interactions[p.Interaction-1].HTTP
+}
+
+// statusOf is the HTTP status of a JSON answer: the recorded one for a
+// recorded error, 404 for method-not-found in the stateless era (as its
+// transport requires), else 200.
+func (e *Engine) statusOf(p *answerPlan, response []byte, stateless bool) int {
+	m, err := jsonrpc.Parse(response)
+	if err != nil || m.Error == nil {
+		return http.StatusOK
+	}
+	if rec := e.recordedHTTP(p); rec != nil && rec.Status >= 400 && p.Miss == nil {
+		return rec.Status
+	}
+	if stateless {
+		switch m.Error.Code {
+		case jsonrpc.CodeMethodNotFound:
+			return http.StatusNotFound
+		case CodeHeaderMismatch, CodeUnsupportedProtocolVersion, CodeMissingRequiredClientCapability:
+			return http.StatusBadRequest
+		}
+	}
+	return http.StatusOK
+}
