@@ -154,6 +154,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.record(ctx, args[1:])
 	case "replay":
 		return e.replay(ctx, args[1:])
+	case "view":
+		return e.view(ctx, args[1:])
 	case "demo":
 		return e.demo(ctx, args[1:])
 	case "cassette":

@@ -13,7 +13,7 @@ import (
 )
 
 // publicPackages are the packages an outside module imports.
-var publicPackages = []string{"cassettes", "guard", "matcher", "mcpmocktest", "recorder", "replayer"}
+var publicPackages = []string{"cassettes", "guard", "matcher", "mcpmocktest", "recorder", "replayer", "view"}
 
 // TestExportedAPINamesNoInternalType fails when an exported function,
 // method, type, variable or constant of a public package mentions a type
