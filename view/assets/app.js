@@ -185,7 +185,7 @@ function jsonTree(v, key, depth) {
   if (v !== null && typeof v === "object") {
     const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
     const open = Array.isArray(v) ? "[" : "{", close = Array.isArray(v) ? "]" : "}";
-    const d = el("details", depth < 3 ? { open: "" } : {});
+    const d = el("details", depth < 4 ? { open: "" } : {});
     d.append(el("summary", {}, keyEl, open + (entries.length ? "" : close), entries.length ? el("span", { class: "hint" }, " " + entries.length + (Array.isArray(v) ? " items" : " members")) : null));
     for (const [k, x] of entries) d.append(jsonTree(x, Array.isArray(v) ? undefined : k, depth + 1));
     if (entries.length) d.append(el("div", { class: "leaf" }, close));
