@@ -106,20 +106,21 @@ func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem
 // cassetteShow is "mcpmock cassette show".
 func (e *env) cassetteShow(args []string) error {
 	var color string
+	var o showOptions
 	fs := newFlagSet("cassette show", "mcpmock cassette show [flags] CASSETTE", e.stderr)
 	fs.StringVar(&color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR is set), always or never")
+	fs.BoolVar(&o.full, "full", false, "print each message whole (its JSON on one line) under its line")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("cassette show needs one cassette file")
 	}
-	var on bool
 	switch color {
 	case "auto":
-		on = isTerminal(e.stdout)
+		o.color = isTerminal(e.stdout)
 	case "always":
-		on = true
+		o.color = true
 	case "never":
 	default:
 		return usagef("--color must be auto, always or never, not %q", color)
@@ -128,7 +129,7 @@ func (e *env) cassetteShow(args []string) error {
 	if err != nil {
 		return err
 	}
-	return showTimeline(e.stdout, c, on)
+	return showTimeline(e.stdout, c, o)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -76,7 +76,7 @@ func TestRecordHTTPTap(t *testing.T) {
 				t.Errorf("the cassette does not hold the request's URL")
 			}
 			var shown strings.Builder
-			showTimeline(&shown, c, false)
+			showTimeline(&shown, c, showOptions{})
 			if strings.Count(shown.String(), "url /mcp?x=1&api_key=[REDACTED]") != 1 {
 				t.Errorf("cassette show does not name the URL once:\n%s", shown.String())
 			}
