@@ -2,22 +2,28 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
@@ -43,6 +49,21 @@ import (
 //		its stderr on stderr. Empty lines and lines that start with #
 //		are not sent. CMD must exit with status N (default 0; with !, any
 //		status but 0).
+//	listen NAME CMD [ARG...]
+//		Start CMD in the background (stdin at its end, so that a CMD
+//		that reads it ends at once) and wait up to 20 seconds for the
+//		line "mcpmock: listening on URL" on its stderr; set $NAME to the
+//		URL. The script's end kills what terminate did not end.
+//	terminate [-exit N] [-signal INT|TERM] NAME
+//		Send the process of listen NAME the signal (default TERM), wait
+//		up to 20 seconds for it to exit, and fail unless its status is N
+//		(default 0). Its stdout and stderr are then stdout and stderr.
+//	httprpc URL FILE
+//		A Streamable HTTP client: POST each line of FILE to URL (with
+//		the session id and protocol version that the initialize answer
+//		gave) and write each JSON-RPC message of the answer, JSON or SSE,
+//		on a line of stdout; an answer that is not 2xx is the line
+//		"http STATUS BODY". A 202 writes nothing.
 //
 // and the conditions [gap:NAME], true while NAME is a known disagreement
 // between the binary and DESIGN.md (knownGaps). A script line that states
@@ -61,8 +82,11 @@ func TestScript(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"rpc":      cmdRPC,
+			"exitcode":  cmdExitcode,
+			"rpc":       cmdRPC,
+			"listen":    cmdListen,
+			"terminate": cmdTerminate,
+			"httprpc":   cmdHTTPRPC,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "gap:")
@@ -92,6 +116,7 @@ func TestScript(t *testing.T) {
 				}
 			}
 			env.Values[envNames{}] = names
+			env.Values[listeners{}] = map[string]*background{}
 			return nil
 		},
 	})
@@ -321,4 +346,176 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		env = append(env, name+"="+ts.Getenv(name))
 	}
 	return env
+}
+
+// listeners is the key of ts.Value that holds the processes of listen, by
+// name.
+type listeners struct{}
+
+// background is a process that listen started.
+type background struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	// exited is closed when the process has exited (waitErr is then set)
+	// and its output copied.
+	exited  chan struct{}
+	waitErr error
+}
+
+// listenTimeout is how long listen waits for the URL line and terminate for the
+// end of the process.
+const listenTimeout = 20 * time.Second
+
+var listeningURL = regexp.MustCompile(`(?m)^mcpmock: listening on (http://\S+)$`)
+
+func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: listen NAME CMD [ARG...]")
+	}
+	procs := ts.Value(listeners{}).(map[string]*background)
+	name := args[0]
+	if procs[name] != nil {
+		ts.Fatalf("listen: %s is already running", name)
+	}
+	path, err := exec.LookPath(args[1])
+	ts.Check(err)
+	b := &background{cmd: exec.Command(path, args[2:]...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	b.cmd.Dir, b.cmd.Env = ts.MkAbs("."), scriptEnv(ts)
+	// Not *os.Files: os/exec copies them, and Wait returns when both are
+	// at their end.
+	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
+	ts.Check(b.cmd.Start())
+	procs[name] = b
+	go func() {
+		defer close(b.exited)
+		b.waitErr = b.cmd.Wait()
+	}()
+	ts.Defer(func() {
+		b.cmd.Process.Kill()
+		<-b.exited
+	})
+	timeout := time.After(listenTimeout)
+	for {
+		text, changed := b.stderr.next()
+		if m := listeningURL.FindStringSubmatch(text); m != nil {
+			ts.Setenv(name, m[1])
+			return
+		}
+		select {
+		case <-changed:
+		case <-b.exited:
+			ts.Fatalf("listen: %s exited (%v) without the line \"mcpmock: listening on URL\"; stderr:\n%s", args[1], b.waitErr, b.stderr)
+		case <-timeout:
+			ts.Fatalf("listen: no line \"mcpmock: listening on URL\" within %v; stderr:\n%s", listenTimeout, b.stderr)
+		}
+	}
+}
+
+func cmdTerminate(ts *testscript.TestScript, neg bool, args []string) {
+	want, sig := 0, os.Signal(syscall.SIGTERM)
+	for len(args) > 2 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-exit":
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			want = n
+		case "-signal":
+			switch args[1] {
+			case "INT":
+				sig = os.Interrupt
+			case "TERM":
+			default:
+				ts.Fatalf("terminate: signal %q is not INT or TERM", args[1])
+			}
+		default:
+			ts.Fatalf("terminate: unknown flag %s", args[0])
+		}
+		args = args[2:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: terminate [-exit N] [-signal INT|TERM] NAME")
+	}
+	procs := ts.Value(listeners{}).(map[string]*background)
+	b := procs[args[0]]
+	if b == nil {
+		ts.Fatalf("terminate: no listen %s", args[0])
+	}
+	delete(procs, args[0])
+	ts.Check(b.cmd.Process.Signal(sig))
+	select {
+	case <-b.exited:
+	case <-time.After(listenTimeout):
+		ts.Fatalf("terminate: %s did not exit within %v of the signal; stderr:\n%s", args[0], listenTimeout, b.stderr)
+	}
+	ts.Stdout().Write([]byte(b.stdout.String()))
+	ts.Stderr().Write([]byte(b.stderr.String()))
+	if got := exitStatusOf(b.waitErr); got != want {
+		ts.Fatalf("terminate: %s exited with %v, want status %d", args[0], b.waitErr, want)
+	}
+}
+
+func cmdHTTPRPC(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httprpc URL FILE")
+	}
+	url := args[0]
+	var session, version string
+	out := ts.Stdout()
+	for line := range strings.Lines(ts.ReadFile(args[1])) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(line))
+		ts.Check(err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set(mcp.HeaderSessionID, session)
+		}
+		if version != "" {
+			req.Header.Set(mcp.HeaderProtocolVersion, version)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), rpcAnswerTimeout)
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			ts.Fatalf("httprpc: %s: %v", line, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		ts.Check(err)
+		if id := resp.Header.Get(mcp.HeaderSessionID); id != "" {
+			session = id
+		}
+		switch {
+		case resp.StatusCode == http.StatusAccepted:
+			continue
+		case resp.StatusCode/100 != 2:
+			fmt.Fprintf(out, "http %d %s\n", resp.StatusCode, bytes.TrimSpace(body))
+			continue
+		}
+		var msgs [][]byte
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			for l := range bytes.Lines(body) {
+				if data, ok := bytes.CutPrefix(bytes.TrimRight(l, "\r\n"), []byte("data:")); ok {
+					msgs = append(msgs, bytes.TrimSpace(data))
+				}
+			}
+		} else {
+			msgs = append(msgs, bytes.TrimSpace(body))
+		}
+		for _, m := range msgs {
+			var r struct {
+				Result struct {
+					ProtocolVersion string `json:"protocolVersion"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(m, &r) == nil && r.Result.ProtocolVersion != "" {
+				version = r.Result.ProtocolVersion
+			}
+			fmt.Fprintf(out, "%s\n", m)
+		}
+	}
 }
