@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -78,6 +79,25 @@ func TestScript(t *testing.T) {
 	strict := os.Getenv("MCPMOCK_CONTRACT") == "strict"
 	var mu sync.Mutex // guards used
 	used := map[string]bool{}
+	// After every script (they run in parallel, after this function
+	// returns): every gap is visible, named in the log, and used by a
+	// script when -run selected every script.
+	t.Cleanup(func() {
+		if t.Failed() || strict {
+			return
+		}
+		all := !strings.Contains(flag.Lookup("test.run").Value.String(), "/")
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range slices.Sorted(maps.Keys(knownGaps)) {
+			switch {
+			case used[name]:
+				t.Logf("contract gap %s: %s", name, knownGaps[name])
+			case all:
+				t.Errorf("gap %q of knownGaps is used by no script: delete it, or test it", name)
+			}
+		}
+	})
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -120,27 +140,6 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 	})
-	if t.Failed() || strict {
-		return
-	}
-	// Every gap is visible: named in the log, and used by a script (when
-	// -run selected every script).
-	all := !strings.Contains(flag.Lookup("test.run").Value.String(), "/")
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for name := range knownGaps {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
-		if !used[name] && all {
-			t.Errorf("gap %q of knownGaps is used by no script: delete it, or test it", name)
-			continue
-		}
-		if used[name] {
-			t.Logf("contract gap %s: %s", name, knownGaps[name])
-		}
-	}
 }
 
 // knownGaps are the places where the binary disagrees with the "Command
@@ -162,6 +161,24 @@ var knownGaps = map[string]string{
 func scriptCommands() map[string]func() {
 	return map[string]func(){
 		"mcpmock": main,
+		// mcpclient VAR FILE: the client of httprpc, as a program, for
+		// the commands that mcpmock run starts: it POSTs the lines of
+		// FILE to the URL in $VAR and prints the answers.
+		"mcpclient": func() {
+			if len(os.Args) != 3 || os.Getenv(os.Args[1]) == "" {
+				fmt.Fprintln(os.Stderr, "usage: mcpclient VAR FILE (with the URL in $VAR)")
+				os.Exit(2)
+			}
+			lines, err := os.ReadFile(os.Args[2])
+			if err == nil {
+				err = postLines(os.Getenv(os.Args[1]), string(lines), os.Stdout)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
 		// testpeer KIND: a test server of internal/testpeer on stdio.
 		"testpeer": func() {
 			if len(os.Args) != 2 {
@@ -458,16 +475,25 @@ func cmdHTTPRPC(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: httprpc URL FILE")
 	}
-	url := args[0]
+	if err := postLines(args[0], ts.ReadFile(args[1]), ts.Stdout()); err != nil {
+		ts.Fatalf("httprpc: %v", err)
+	}
+}
+
+// postLines is the client of httprpc and of the mcpclient command: it
+// POSTs each line of lines to url, in one session, and writes the answers
+// to out.
+func postLines(url, lines string, out io.Writer) error {
 	var session, version string
-	out := ts.Stdout()
-	for line := range strings.Lines(ts.ReadFile(args[1])) {
+	for line := range strings.Lines(lines) {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(line))
-		ts.Check(err)
+		if err != nil {
+			return err
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if session != "" {
@@ -480,12 +506,14 @@ func cmdHTTPRPC(ts *testscript.TestScript, neg bool, args []string) {
 		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 		if err != nil {
 			cancel()
-			ts.Fatalf("httprpc: %s: %v", line, err)
+			return fmt.Errorf("%s: %w", line, err)
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
-		ts.Check(err)
+		if err != nil {
+			return fmt.Errorf("%s: %w", line, err)
+		}
 		if id := resp.Header.Get(mcp.HeaderSessionID); id != "" {
 			session = id
 		}
@@ -518,4 +546,5 @@ func cmdHTTPRPC(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintf(out, "%s\n", m)
 		}
 	}
+	return nil
 }
