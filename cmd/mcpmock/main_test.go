@@ -305,3 +305,29 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TestStartOutputOutlivesWait: what mcpmock wrote before it exited can be
+// read after wait, and wait and the cleanup both wait for the one process
+// without racing (os/exec's StdoutPipe is closed by Wait, which lost the
+// last answers of a test that waited first).
+func TestStartOutputOutlivesWait(t *testing.T) {
+	path := tempCassette(t)
+	const cassette = `{"version": 1, "interactions": [
+  {"from": "client", "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+   "response": {"from": "server", "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}}}}]}`
+	if err := os.WriteFile(path, []byte(cassette), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, "replay", "--quiet", "-c", path)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	p.stdin.Close()
+	if status := p.wait(t); status != 0 {
+		t.Fatalf("replay exited with status %d", status)
+	}
+	if got := p.recv(t); got["result"] == nil {
+		t.Errorf("answer after wait = %v, want the recorded result", got)
+	}
+	if !strings.Contains(p.stderr.String(), "replayed 1 messages, 1 matched") {
+		t.Errorf("stderr after wait = %q, want the summary", p.stderr)
+	}
+}

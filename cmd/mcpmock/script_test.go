@@ -122,8 +122,6 @@ func TestScript(t *testing.T) {
 			return !strict, nil
 		},
 		Setup: func(env *testscript.Env) error {
-			// No colour, whatever the terminal of the person running the tests.
-			env.Setenv("NO_COLOR", "1")
 			if os.Getenv("GORACE") == "" {
 				// A -race binary sleeps a second at exit by default: one a
 				// command the scripts run.
