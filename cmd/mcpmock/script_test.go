@@ -54,7 +54,7 @@ import (
 //		Start CMD in the background (stdin at its end, so that a CMD
 //		that reads it ends at once) and wait up to 20 seconds for the
 //		line "mcpmock: listening on URL" on its stderr; set $NAME to the
-//		URL. The script's end kills what terminate did not end.
+//		URL and ${NAME}_BASE to the URL without its path. The script's end kills what terminate did not end.
 //	terminate [-exit N] [-signal INT|TERM] NAME
 //		Send the process of listen NAME the signal (default TERM), wait
 //		up to 20 seconds for it to exit, and fail unless its status is N
@@ -65,6 +65,11 @@ import (
 //		gave) and write each JSON-RPC message of the answer, JSON or SSE,
 //		on a line of stdout; an answer that is not 2xx is the line
 //		"http STATUS BODY". A 202 writes nothing.
+//	sserpc URL FILE
+//		An HTTP+SSE (2024-11-05) client: GET URL for the event stream,
+//		POST each line of FILE to the endpoint its first event names,
+//		and after each request wait up to 20 seconds for the event that
+//		answers it; every message of the stream goes on a line of stdout.
 //
 // and the conditions [gap:NAME], true while NAME is a known disagreement
 // between the binary and DESIGN.md (knownGaps). A script line that states
@@ -107,6 +112,7 @@ func TestScript(t *testing.T) {
 			"listen":    cmdListen,
 			"terminate": cmdTerminate,
 			"httprpc":   cmdHTTPRPC,
+			"sserpc":    cmdSSERPC,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "gap:")
@@ -259,24 +265,26 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 	err = cmd.Start()
 	outW.Close()
 	ts.Check(err)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-		ts.Stderr().Write([]byte(stderr.String()))
+	exited := make(chan struct{}) // closed when waitErr is set
+	var waitErr error
+	go func() {
+		defer close(exited)
+		waitErr = cmd.Wait()
 	}()
-
-	// One reader owns stdout: every line goes to lines, then the channel
-	// closes.
-	lines := make(chan string)
+	// One reader owns stdout: every line goes to lines, which closes at
+	// the end of stdout; done stops it when this command ends first.
+	lines, done := make(chan string), make(chan struct{})
 	go func() {
 		defer close(lines)
 		r := bufio.NewReader(outR)
 		for {
 			l, err := r.ReadString('\n')
 			if l != "" {
-				lines <- l
+				select {
+				case lines <- l:
+				case <-done:
+					return
+				}
 			}
 			if err != nil {
 				return
@@ -284,7 +292,14 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}()
 	var out strings.Builder
-	defer func() { ts.Stdout().Write([]byte(out.String())) }()
+	defer func() {
+		close(done)
+		cmd.Process.Kill()
+		<-exited
+		ts.Stdout().Write([]byte(out.String()))
+		ts.Stderr().Write([]byte(stderr.String()))
+	}()
+
 	for _, line := range sends {
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			ts.Fatalf("rpc: send %s: %v", line, err)
@@ -308,16 +323,23 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	stdin.Close()
-	var werr error
 	select {
-	case werr = <-exited:
-		exited <- werr // for the deferred wait
+	case <-exited:
 	case <-time.After(rpcAnswerTimeout):
 		ts.Fatalf("rpc: %s did not exit within %v of the end of its stdin", args[1], rpcAnswerTimeout)
 	}
-	for l := range lines { // what it wrote after the last answer
-		out.WriteString(l)
+	// What it wrote after the last answer, up to the end of its stdout.
+	drain := time.After(rpcAnswerTimeout)
+	for open := true; open; {
+		select {
+		case l, ok := <-lines:
+			out.WriteString(l)
+			open = ok
+		case <-drain:
+			ts.Fatalf("rpc: %s exited, but its stdout was still open %v later", args[1], rpcAnswerTimeout)
+		}
 	}
+	werr := waitErr
 	got := exitStatusOf(werr)
 	switch {
 	case neg && got == 0:
@@ -381,7 +403,7 @@ type background struct {
 // end of the process.
 const listenTimeout = 20 * time.Second
 
-var listeningURL = regexp.MustCompile(`(?m)^mcpmock: listening on (http://\S+)$`)
+var listeningURL = regexp.MustCompile(`(?m)^mcpmock: listening on (http://[^/\s]+(/\S*))$`)
 
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
@@ -414,6 +436,7 @@ func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 		text, changed := b.stderr.next()
 		if m := listeningURL.FindStringSubmatch(text); m != nil {
 			ts.Setenv(name, m[1])
+			ts.Setenv(name+"_BASE", m[1][:len(m[1])-len(m[2])])
 			return
 		}
 		select {
@@ -545,4 +568,88 @@ func postLines(url, lines string, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func cmdSSERPC(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sserpc URL FILE")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args[0], nil)
+	ts.Check(err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	ts.Check(err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("sserpc: GET %s: %s", args[0], resp.Status)
+	}
+	// One reader owns the stream: each event as name and data.
+	type event struct{ name, data string }
+	events, done := make(chan event), make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(events)
+		r := bufio.NewReader(resp.Body)
+		var ev event
+		for {
+			l, err := r.ReadString('\n')
+			l = strings.TrimRight(l, "\r\n")
+			switch {
+			case strings.HasPrefix(l, "event:"):
+				ev.name = strings.TrimSpace(l[len("event:"):])
+			case strings.HasPrefix(l, "data:"):
+				ev.data += strings.TrimSpace(l[len("data:"):])
+			case l == "" && ev.data != "":
+				select {
+				case events <- ev:
+				case <-done:
+					return
+				}
+				ev = event{}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	next := func(what string) event {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				ts.Fatalf("sserpc: the stream ended before %s", what)
+			}
+			return ev
+		case <-time.After(rpcAnswerTimeout):
+			ts.Fatalf("sserpc: no %s within %v", what, rpcAnswerTimeout)
+		}
+		panic("unreachable")
+	}
+	ev := next("endpoint event")
+	if ev.name != "endpoint" {
+		ts.Fatalf("sserpc: the first event is %q, want endpoint", ev.name)
+	}
+	endpoint, err := resp.Request.URL.Parse(ev.data)
+	ts.Check(err)
+	out := ts.Stdout()
+	for line := range strings.Lines(ts.ReadFile(args[1])) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		post, err := http.Post(endpoint.String(), "application/json", strings.NewReader(line))
+		ts.Check(err)
+		io.Copy(io.Discard, post.Body)
+		post.Body.Close()
+		if post.StatusCode/100 != 2 {
+			ts.Fatalf("sserpc: POST %s: %s", line, post.Status)
+		}
+		id, ok := requestID(line)
+		for ok {
+			ev := next("answer to " + line)
+			fmt.Fprintln(out, ev.data)
+			ok = !isAnswer(ev.data, id)
+		}
+	}
 }
