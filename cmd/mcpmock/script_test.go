@@ -32,8 +32,9 @@ import (
 // subcommand, its flags, outputs, error messages and exit codes) as the
 // scripts in testdata/script, one per subcommand or contract area, with
 // their cassettes inside the txtar files. The scripts run the real program:
-// "mcpmock" and "testpeer" are commands on $PATH that are this test binary
-// (scriptCommands, installed by testscript.Main in TestMain).
+// "mcpmock", "testpeer KIND" and "mcpclient VAR FILE" are commands on $PATH
+// that are this test binary (scriptCommands, installed by testscript.Main
+// in TestMain).
 //
 // Besides the commands of testscript, the scripts have:
 //
@@ -54,7 +55,8 @@ import (
 //		Start CMD in the background (stdin at its end, so that a CMD
 //		that reads it ends at once) and wait up to 20 seconds for the
 //		line "mcpmock: listening on URL" on its stderr; set $NAME to the
-//		URL and ${NAME}_BASE to the URL without its path. The script's end kills what terminate did not end.
+//		URL and ${NAME}_BASE to the URL without its path. The end of
+//		the script kills what terminate did not end.
 //	terminate [-exit N] [-signal INT|TERM] NAME
 //		Send the process of listen NAME the signal (default TERM), wait
 //		up to 20 seconds for it to exit, and fail unless its status is N
@@ -74,10 +76,13 @@ import (
 // and the conditions [gap:NAME], true while NAME is a known disagreement
 // between the binary and DESIGN.md (knownGaps). A script line that states
 // the contract where the binary disagrees carries a comment starting
-// "# contract:" and the condition [!gap:NAME], so that it runs as soon as
-// the gap is closed: delete NAME from knownGaps in the change that closes
-// it. MCPMOCK_CONTRACT=strict treats every gap as closed, to see which
-// still fail:
+// "# contract:" and the condition [!gap:NAME]; beside it, a [gap:NAME] line
+// states what the binary does today, so that the change that closes the
+// gap fails that line and deletes NAME from knownGaps, and the contract
+// lines run from then on. An unknown NAME is an error, a gap that no
+// script uses fails TestScript, and every gap met is in the test's log.
+// MCPMOCK_CONTRACT=strict treats every gap as closed, to see which contract
+// lines still fail:
 //
 //	MCPMOCK_CONTRACT=strict go test -run TestScript ./cmd/mcpmock
 func TestScript(t *testing.T) {
@@ -150,14 +155,15 @@ func TestScript(t *testing.T) {
 // line" of DESIGN.md, by the name the scripts use in [gap:NAME]: what the
 // contract says, and what the binary does instead.
 var knownGaps = map[string]string{
-	"replay-miss-exit": "replay exits 1 when a request missed unless --allow-misses; it exits 0, and --allow-misses is an unknown flag (issue 21, item 5)",
-	"report":           "record and replay take --report FILE (a JSON report); the flag is unknown (issue 21, item 5)",
-	"ui":               "record and replay take --ui ADDR (a web view of the live traffic); the flag is unknown",
-	"run":              "mcpmock run serves cassettes to a command (MCPMOCK_URL); the command is unknown (issue 21, item 4)",
-	"view":             "mcpmock view shows cassettes in the browser or writes --html FILE; the command is unknown",
-	"cassette-diff":    "mcpmock cassette diff A B exits 0 or 1 as diff(1) does (2 for trouble); the subcommand is unknown",
-	"cassette-import":  "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
-	"pin":              "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
+	"replay-miss-exit":     "replay exits 1 when a request missed unless --allow-misses; it exits 0, and --allow-misses is an unknown flag (issue 21, item 5)",
+	"report":               "record and replay take --report FILE (a JSON report); the flag is unknown (issue 21, item 5)",
+	"ui":                   "record and replay take --ui ADDR (a web view of the live traffic); the flag is unknown",
+	"run":                  "mcpmock run serves cassettes to a command (MCPMOCK_URL); the command is unknown (issue 21, item 4)",
+	"view":                 "mcpmock view shows cassettes in the browser or writes --html FILE; the command is unknown",
+	"cassette-diff":        "mcpmock cassette diff A B exits 0 or 1 as diff(1) does (2 for trouble); the subcommand is unknown",
+	"cassette-import":      "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
+	"record-upstream-down": "a record that failed is status 1; record --upstream URL whose server never answered (connection refused) saves nothing and exits 0 (record_http.go)",
+	"pin":                  "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
 }
 
 // scriptCommands are the programs this test binary can be, by the name a
