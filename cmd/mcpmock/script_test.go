@@ -233,6 +233,10 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// pipeDelay is how long Wait waits for the end of the output of a process
+// that has exited (a process it started may still hold a pipe).
+const pipeDelay = 10 * time.Second
+
 // rpcAnswerTimeout is how long rpc waits for an answer, and for the end of
 // the process after its stdin closed.
 const rpcAnswerTimeout = 20 * time.Second
@@ -268,6 +272,7 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 	defer outR.Close()
 	var stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = outW, &stderr
+	cmd.WaitDelay = pipeDelay
 	err = cmd.Start()
 	outW.Close()
 	ts.Check(err)
@@ -427,6 +432,7 @@ func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	// Not *os.Files: os/exec copies them, and Wait returns when both are
 	// at their end.
 	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
+	b.cmd.WaitDelay = pipeDelay
 	ts.Check(b.cmd.Start())
 	procs[name] = b
 	go func() {
