@@ -325,7 +325,12 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 			select {
 			case l, ok := <-lines:
 				if !ok {
-					ts.Fatalf("rpc: %s ended its stdout before it answered %s", args[1], line)
+					select {
+					case <-exited:
+						ts.Fatalf("rpc: %s exited (%v) before it answered %s", args[1], waitErr, line)
+					case <-time.After(pipeDelay):
+						ts.Fatalf("rpc: %s closed its stdout before it answered %s", args[1], line)
+					}
 				}
 				out.WriteString(l)
 				answered = isAnswer(l, id)
