@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,21 +17,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
-// beMain makes the test binary act as the mcpmock command, so that tests
-// drive the real program in its own process without building it.
+// beMain was the environment variable that made a re-executed test binary
+// act as mcpmock. It is no longer how the binary is started (start and the
+// scripts run the "mcpmock" command that testscript installs); a process
+// that still sets it is refused, so that it cannot run every test again.
 const beMain = "MCPMOCK_TEST_BE_MAIN"
 
+// TestMain makes the test binary every program the tests start, so that
+// they drive the real programs in processes of their own without building
+// anything: mcpmock (the "mcpmock" command on $PATH, for start and for the
+// scripts of script_test.go), the bundled weather server that the demo
+// re-executes, the test servers of internal/testpeer (testpeer.Command, or
+// the "testpeer KIND" command in scripts), and then the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(beMain) == "1" || (len(os.Args) > 1 && os.Args[1] == internalWeatherServer) {
-		// The demo re-executes "itself" (the test binary) as the weather server.
-		os.Unsetenv(beMain)
+	if os.Getenv(beMain) != "" {
+		fmt.Fprintf(os.Stderr, "%s is no longer honoured: start mcpmock with start(t, ...), or with exec mcpmock in a script\n", beMain)
+		os.Exit(2)
+	}
+	if len(os.Args) > 1 && os.Args[1] == internalWeatherServer {
+		// The demo, run in this process, re-executes "itself" (the test
+		// binary) as the weather server.
 		main()
 	}
 	testpeer.Main()
-	os.Exit(m.Run())
+	testscript.Main(m, scriptCommands())
 }
 
 // syncBuffer is a bytes.Buffer safe for a process's writes and a test's
@@ -72,8 +87,12 @@ func (s *syncBuffer) next() (string, <-chan struct{}) {
 
 // proc is a running mcpmock.
 type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	cmd *exec.Cmd
+	// stdin is mcpmock's stdin; closing it ends a stdio session.
+	stdin io.WriteCloser
+	// stdout is mcpmock's stdout and lines reads it by line (recv). Both
+	// come from a pipe that os/exec does not know about, so that the end
+	// of the process never closes it under a reader: the cleanup does.
 	stdout io.ReadCloser
 	lines  *bufio.Reader
 	// stderr is everything mcpmock wrote to its stderr so far: copied by
@@ -84,6 +103,11 @@ type proc struct {
 	// are gone).
 	stderr     *syncBuffer
 	stderrDone chan struct{}
+	// exited is closed when the process has exited, by the one goroutine
+	// that waits for it; waitErr is then what cmd.Wait returned. Tests
+	// wait with wait, never with cmd.Wait.
+	exited  chan struct{}
+	waitErr error
 }
 
 // start runs mcpmock with args in its own process. The test reads its
@@ -91,35 +115,59 @@ type proc struct {
 // listening) and waits for it (wait); the cleanup kills it.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), beMain+"=1")
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}, stderrDone: make(chan struct{})}
-	var err error
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with a setup that changes the command before it starts
+// (its session, its controlling terminal, extra files). It is the one way
+// the tests start mcpmock: the "mcpmock" command that testscript.Main put on
+// $PATH (TestMain), which is this test binary.
+func startWith(t *testing.T, setup func(*exec.Cmd), args ...string) *proc {
+	t.Helper()
+	path, err := exec.LookPath("mcpmock")
+	if err != nil {
+		t.Fatalf("the mcpmock command of TestMain: %v", err)
+	}
+	cmd := exec.Command(path, args...)
+	if setup != nil {
+		setup(cmd)
+	}
+	p := &proc{cmd: cmd, stderr: &syncBuffer{}, stderrDone: make(chan struct{}), exited: make(chan struct{})}
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	p.lines = bufio.NewReader(p.stdout)
 	errR, errW, err := os.Pipe()
 	if err != nil {
+		outR.Close()
+		outW.Close()
 		t.Fatal(err)
 	}
-	cmd.Stderr = errW // an *os.File: the child gets it as is, no copy by os/exec
+	// *os.Files: the child gets them as they are, no copy by os/exec.
+	cmd.Stdout, cmd.Stderr = outW, errW
 	err = cmd.Start()
+	outW.Close()
 	errW.Close()
 	if err != nil {
+		outR.Close()
 		errR.Close()
 		t.Fatal(err)
 	}
+	p.stdout, p.lines = outR, bufio.NewReader(outR)
 	go func() {
 		defer close(p.stderrDone)
 		io.Copy(p.stderr, errR)
 	}()
+	go func() {
+		defer close(p.exited)
+		p.waitErr = cmd.Wait()
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-p.exited
 		select {
 		case <-p.stderrDone:
 		case <-time.After(10 * time.Second):
@@ -127,6 +175,7 @@ func start(t *testing.T, args ...string) *proc {
 		}
 		errR.Close() // ends the copy if it still runs
 		<-p.stderrDone
+		outR.Close() // ends a recv that still waits
 		if t.Failed() {
 			t.Logf("mcpmock %s stderr:\n%s", strings.Join(args, " "), p.stderr)
 		}
@@ -173,7 +222,7 @@ func (p *proc) listening(t *testing.T) string {
 // after "--": the test binary, with the environment that makes it a server.
 func peerCommand(kind string) []string {
 	argv, env := testpeer.Command(kind)
-	return append(append([]string{"env", "-u", beMain}, env...), argv...)
+	return append(append([]string{"env"}, env...), argv...)
 }
 
 // send writes one line to mcpmock's stdin.
@@ -213,29 +262,27 @@ func (p *proc) recv(t *testing.T) map[string]any {
 }
 
 // wait waits for the process to exit and returns its status; all of its
-// stderr is then in p.stderr.
+// stderr is then in p.stderr. It fails the test when mcpmock has not exited
+// within a minute, or its stderr is still open a minute later.
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	timeout := time.After(20 * time.Second)
-	var err error
+	timeout := time.After(time.Minute)
 	select {
-	case err = <-done:
+	case <-p.exited:
 	case <-timeout:
-		t.Fatalf("mcpmock did not exit within 20s; stderr:\n%s", p.stderr)
+		t.Fatalf("mcpmock did not exit within a minute; stderr:\n%s", p.stderr)
 	}
 	select {
 	case <-p.stderrDone:
 	case <-timeout:
-		t.Fatalf("mcpmock exited, but its stderr was still open 20s later; stderr:\n%s", p.stderr)
+		t.Fatalf("mcpmock exited, but its stderr was still open a minute later; stderr:\n%s", p.stderr)
 	}
 	var ee *exec.ExitError
 	switch {
-	case errors.As(err, &ee):
+	case errors.As(p.waitErr, &ee):
 		return ee.ExitCode()
-	case err != nil:
-		t.Fatalf("wait: %v", err)
+	case p.waitErr != nil:
+		t.Fatalf("wait: %v", p.waitErr)
 	}
 	return 0
 }
@@ -257,4 +304,30 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// TestStartOutputOutlivesWait: what mcpmock wrote before it exited can be
+// read after wait, and wait and the cleanup both wait for the one process
+// without racing (os/exec's StdoutPipe is closed by Wait, which lost the
+// last answers of a test that waited first).
+func TestStartOutputOutlivesWait(t *testing.T) {
+	path := tempCassette(t)
+	const cassette = `{"version": 1, "interactions": [
+  {"from": "client", "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+   "response": {"from": "server", "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}}}}]}`
+	if err := os.WriteFile(path, []byte(cassette), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, "replay", "--quiet", "-c", path)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	p.stdin.Close()
+	if status := p.wait(t); status != 0 {
+		t.Fatalf("replay exited with status %d", status)
+	}
+	if got := p.recv(t); got["result"] == nil {
+		t.Errorf("answer after wait = %v, want the recorded result", got)
+	}
+	if !strings.Contains(p.stderr.String(), "replayed 1 messages, 1 matched") {
+		t.Errorf("stderr after wait = %q, want the summary", p.stderr)
+	}
 }

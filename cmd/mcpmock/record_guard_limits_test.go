@@ -65,7 +65,7 @@ func TestGuardListChanged2026(t *testing.T) {
 		t.Parallel()
 		cassette := filepath.Join(t.TempDir(), "c.json")
 		p := startGuard(t, nil, "record", "-c", cassette, "--confirm", "destructive", "--trust-server",
-			"--", "env", "-u", beMain, changingServerEnv+"=strict", os.Args[0], "-test.run=^$")
+			"--", "env", changingServerEnv+"=strict", os.Args[0], "-test.run=^$")
 		c, changed := connect2026(t, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin})
 		listChangedCalls(t, c, p.stderr)
 		<-changed
@@ -74,7 +74,7 @@ func TestGuardListChanged2026(t *testing.T) {
 		// stdin ends): closing mcpmock's stdout would kill it with SIGPIPE
 		// before it saves.
 		p.stdin.Close()
-		p.cmd.Wait()
+		p.wait(t)
 		c.close()
 		checkNoOwnTraffic(t, cassette)
 		if strings.Contains(p.stderr.String(), "refused the guard's own tools/list") {
@@ -215,7 +215,7 @@ func TestGuardBatchTimeoutStdio(t *testing.T) {
 	// The server answers the batch once slow is cancelled: late, dropped.
 	waitLog(t, p.stderr, "the late answer of tool slow (id 1) was dropped")
 	p.stdin.Close()
-	p.cmd.Wait()
+	p.wait(t)
 	decisions, _ := readAudit(t, audit)
 	for _, want := range []string{"get_weather deny", "slow timeout", "add timeout"} {
 		if !strings.Contains(strings.Join(decisions, ","), want) {

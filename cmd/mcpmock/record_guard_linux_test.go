@@ -100,7 +100,7 @@ func TestGuardConfirmPTY(t *testing.T) {
 				t.Errorf("add = %q, %v, %v", text, isErr, err)
 			}
 			c.close()
-			p.cmd.Wait()
+			p.wait(t)
 			got, recs := readAudit(t, audit)
 			want := []string{"echo deny", "echo allow", "add allow"}
 			if strings.Join(got, ",") != strings.Join(want, ",") || recs[0].By != "person" || recs[1].By != "person" {
@@ -126,7 +126,7 @@ func TestGuardConfirmTimeoutPTY(t *testing.T) {
 			}
 			readUntil(t, tty, "no answer in time (--confirm-timeout): denied")
 			c.close()
-			p.cmd.Wait()
+			p.wait(t)
 			got, recs := readAudit(t, audit)
 			if len(recs) != 1 || got[0] != "echo deny" || recs[0].By != "timeout" {
 				t.Errorf("audit = %v (%+v), want one denial of echo decided by timeout", got, recs)

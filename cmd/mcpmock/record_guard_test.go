@@ -179,43 +179,19 @@ func httpClient(t *testing.T, lib, url string) toolClient {
 	}
 }
 
-type guardProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	stderr *syncBuffer
-}
+// guardProc is the name the guard tests give a running mcpmock.
+type guardProc = proc
 
 // startGuard runs mcpmock record with a guard in its own session (no
 // controlling terminal) unless setup gives it one.
 func startGuard(t *testing.T, setup func(*exec.Cmd), args ...string) *guardProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), beMain+"=1")
-	detach(cmd)
-	if setup != nil {
-		setup(cmd)
-	}
-	p := &guardProc{cmd: cmd, stderr: &syncBuffer{}}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("mcpmock %s stderr:\n%s", strings.Join(args, " "), p.stderr)
+	return startWith(t, func(cmd *exec.Cmd) {
+		detach(cmd)
+		if setup != nil {
+			setup(cmd)
 		}
-	})
-	return p
+	}, args...)
 }
 
 // readAudit returns "tool decision" for each line of the audit file.
@@ -292,7 +268,7 @@ func TestGuardStdio(t *testing.T) {
 			c := stdioClient(t, lib, p)
 			want := policyCalls(t, c, "there is no terminal to ask on")
 			c.close()
-			p.cmd.Wait()
+			p.wait(t)
 			got, recs := readAudit(t, audit)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("audit (-want +got):\n%s", diff)
@@ -686,11 +662,11 @@ func TestGuardListChangedStdio(t *testing.T) {
 			t.Parallel()
 			cassette := filepath.Join(t.TempDir(), "c.json")
 			p := startGuard(t, nil, "record", "-c", cassette, "--confirm", "destructive", "--trust-server",
-				"--", "env", "-u", beMain, changingServerEnv+"=1", os.Args[0], "-test.run=^$")
+				"--", "env", changingServerEnv+"=1", os.Args[0], "-test.run=^$")
 			c := stdioClient(t, lib, p)
 			listChangedCalls(t, c, p.stderr)
 			c.close()
-			p.cmd.Wait()
+			p.wait(t)
 			checkNoOwnTraffic(t, cassette)
 		})
 	}

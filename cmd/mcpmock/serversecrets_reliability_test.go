@@ -28,7 +28,7 @@ var serverSecrets = map[string][2]string{
 // env assignments before the program, flags after it.
 func secretCommand(kind string) []string {
 	argv, env := testpeer.Command(kind)
-	cmd := []string{"env", "-u", beMain}
+	cmd := []string{"env"}
 	cmd = append(cmd, env...)
 	var flags []string
 	for _, s := range serverSecrets {
