@@ -136,6 +136,7 @@ Usage:
   mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]   record a stdio server's session
   mcpmock record -c CASSETTE [flags] --upstream URL        record an HTTP server's session
   mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio, or HTTP with --listen
+  mcpmock view [flags] CASSETTE...                         look at cassettes in the browser (or --html FILE)
   mcpmock demo                                             record and replay the bundled weather example
   mcpmock cassette lint CASSETTE...                        check cassettes
   mcpmock cassette show CASSETTE                           print a cassette as a timeline

@@ -113,7 +113,7 @@ func readmeShellCommands(t *testing.T, readme []byte) []string {
 
 // TestREADMECommands runs every command the README shows, as a user in a
 // clone of the repository would: in the repository's root, with mcpmock on
-// the PATH (this test binary acting as it). The cassettes and other files
+// the PATH (this test binary acting as it, as testscript installs it). The cassettes and other files
 // the commands write there are removed at the end.
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
@@ -166,17 +166,13 @@ func TestREADMECommands(t *testing.T) {
 	}
 	t.Cleanup(func() { os.WriteFile(recorded, before, 0o644) })
 
-	bin := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrapper := "#!/bin/sh\n" + beMain + "=1 exec '" + exe + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "mcpmock"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
+	// testscript.Main (main_test.go) put this test binary on the PATH as
+	// the mcpmock command.
+	if _, err := exec.LookPath("mcpmock"); err != nil {
+		t.Fatalf("no mcpmock command on the PATH: %v", err)
 	}
 	gobin := t.TempDir()
-	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+gobin)
+	env := append(os.Environ(), "GOBIN="+gobin)
 	t.Chdir(root)
 
 	for _, c := range cmds {

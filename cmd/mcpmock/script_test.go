@@ -154,7 +154,6 @@ var knownGaps = map[string]string{
 	"report":               "record and replay take --report FILE (a JSON report); the flag is unknown (issue 21, item 5)",
 	"ui":                   "record and replay take --ui ADDR (a web view of the live traffic); the flag is unknown",
 	"run":                  "mcpmock run serves cassettes to a command (MCPMOCK_URL); the command is unknown (issue 21, item 4)",
-	"view":                 "mcpmock view shows cassettes in the browser or writes --html FILE; the command is unknown",
 	"cassette-diff":        "mcpmock cassette diff A B exits 0 or 1 as diff(1) does (2 for trouble); the subcommand is unknown",
 	"cassette-import":      "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
 	"record-upstream-down": "a record that failed is status 1; record --upstream URL whose server never answered (connection refused) saves nothing and exits 0 (record_http.go)",
