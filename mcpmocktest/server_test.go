@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,11 +64,14 @@ func orDefault(v string) string {
 	return v
 }
 
-// fakeT captures the failures that a Server reports, to test them.
+// fakeT captures the failures that a Server reports, to test them: what
+// Errorf says, and what is written to Output (where a Server writes what it
+// reports at the NewServer line).
 type fakeT struct {
 	testing.TB
-	mu   sync.Mutex // guards errs
-	errs []string
+	mu     sync.Mutex // guards errs and failed
+	errs   []string
+	failed bool
 }
 
 func (f *fakeT) Helper() {}
@@ -75,7 +79,24 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Errorf(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+	f.errs, f.failed = append(f.errs, fmt.Sprintf(format, args...)), true
+}
+
+func (f *fakeT) Fail() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failed = true
+}
+
+func (f *fakeT) Output() io.Writer { return fakeOutput{f} }
+
+type fakeOutput struct{ f *fakeT }
+
+func (o fakeOutput) Write(p []byte) (int, error) {
+	o.f.mu.Lock()
+	defer o.f.mu.Unlock()
+	o.f.errs = append(o.f.errs, strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func (f *fakeT) failures() []string {
