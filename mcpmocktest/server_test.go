@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -391,5 +392,42 @@ func TestStubNotifyAndDelay(t *testing.T) {
 	case <-changed:
 	case <-t.Context().Done():
 		t.Fatal("no tools/list_changed")
+	}
+}
+
+// numberAsText finds cmp's rendering of a json.Number (s"2").
+var numberAsText = regexp.MustCompile(`(^|\W)s"`)
+
+// TestDiffsShowNumbers: the diffs of a miss, of AssertCalled and of
+// AssertCalls show numbers as numbers (int64(3), not s"3"), and AssertCalls
+// shows the calls as ToolCall values, not as a type of mcpmocktest's
+// insides.
+func TestDiffsShowNumbers(t *testing.T) {
+	c := mcpmocktest.NewCassette().
+		Tool("add", nil).
+		Call("add", map[string]any{"a": 1, "b": 2}).Return("3").
+		Build()
+	ft := &fakeT{TB: t}
+	srv := mcpmocktest.NewServerFromCassette(ft, c, nil)
+	runClient(t, srv, "go-sdk", "", "conn", []call{{"add", map[string]any{"a": 1, "b": 3}}})
+	srv.AssertCalled(ft, "add", map[string]any{"a": 1, "b": 2})
+	srv.AssertCalls(ft, mcpmocktest.ToolCall{Tool: "add", Arguments: `{"a":1,"b":2}`})
+	srv.Close()
+	errs := ft.failures()
+	if len(errs) != 3 {
+		t.Fatalf("failures %q, want the miss and two assertions", errs)
+	}
+	for i, what := range []string{"the miss", "AssertCalled", "AssertCalls"} {
+		if numberAsText.MatchString(errs[i]) {
+			t.Errorf("%s shows numbers as text:\n%s", what, errs[i])
+		}
+		for _, want := range []string{"int64(2)", "int64(3)", "int64(1)"} {
+			if !strings.Contains(errs[i], want) {
+				t.Errorf("%s does not show %s:\n%s", what, want, errs[i])
+			}
+		}
+	}
+	if strings.Contains(errs[2], "view") || !strings.Contains(errs[2], "[]mcpmocktest.ToolCall{") {
+		t.Errorf("AssertCalls does not show ToolCall values:\n%s", errs[2])
 	}
 }
