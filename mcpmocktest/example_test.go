@@ -25,7 +25,7 @@ type exampleT struct {
 }
 
 func (t *exampleT) Helper()                      {}
-func (t *exampleT) Name() string                 { return "Example" }
+func (t *exampleT) Name() string                 { return "TestWeather" }
 func (t *exampleT) Cleanup(f func())             { t.mu.Lock(); t.cleanups = append(t.cleanups, f); t.mu.Unlock() }
 func (t *exampleT) Logf(string, ...any)          {}
 func (t *exampleT) Errorf(f string, args ...any) { t.fail(fmt.Sprintf(f, args...)) }
@@ -178,15 +178,18 @@ func ExampleNewServer_miss() {
 	// In a test, the failure starts with the file and line of the NewServer
 	// call and goes on with the diff of each close candidate:
 	//
-	//	example_test.go:154: mcpmock: no recorded tools/call of tool "get_weather" matches; ...
+	//	example_test.go:175: mcpmock: no recorded tools/call of tool "get_weather" matches; ...
 	//	interaction 2 (-recorded +live):
 	//	  map[string]any{
 	//	- 	"arguments": map[string]any{"location": string("New York")},
 	//	+ 	"arguments": map[string]any{"location": string("Paris")},
 	//	  	"name":      string("get_weather"),
 	//	  }
+	//
+	// The client gets the JSON-RPC error that mcpmock replay sends, whose
+	// hint names the command line's flags.
 
 	// Output:
-	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (to accept this, ignore arguments.location: --match-ignore arguments.location, or "match": {"ignore":["arguments.location"]} in the cassette)
+	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (this call was not recorded, and ignoring arguments.location would answer it with another recorded call's answer: it tells the recorded calls apart; record it: name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestWeather$' appends it to the cassette)
 	// error: calling "tools/call": mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (to accept this, ignore arguments.location: --match-ignore arguments.location, or "match": {"ignore":["arguments.location"]} in the cassette)
 }

@@ -32,7 +32,8 @@ type Call struct {
 	// Missed reports a request that matched nothing.
 	Missed bool `json:"missed,omitempty"`
 
-	// For calls journaled by a Command process: the miss's report.
+	// Whether the missed method occurs in the cassette, and for calls
+	// journaled by a Command process the miss's report.
 	recorded bool
 	report   string
 }
@@ -45,7 +46,7 @@ func callOf(method, tool string, args, params []byte, interaction int, miss *rep
 		c.Arguments = cloneRaw(params)
 	}
 	if miss != nil {
-		c.recorded, c.report = miss.Recorded, miss.Report()
+		c.recorded = miss.Recorded
 	}
 	return c
 }

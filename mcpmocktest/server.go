@@ -116,6 +116,7 @@ type Server struct {
 	opts   Options
 	mode   Mode
 	origin string // file:line of the test's NewServer call
+	hints  hinter // words the hint of a miss
 
 	cassette *cassettes.Cassette // replay: what is served (nil in record mode)
 	overlay  *cassettes.Cassette // replay: the stubs
@@ -201,6 +202,7 @@ func NewServerFromCassette(t testing.TB, c *cassettes.Cassette, opts *Options) *
 func newServer(t testing.TB, path string, o Options, mode Mode) *Server {
 	t.Helper()
 	s := &Server{t: t, path: path, opts: o, mode: mode, origin: callerOutside()}
+	s.hints = s.hinter()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t.Cleanup(s.Close)
 	return s
@@ -278,7 +280,7 @@ func (s *Server) onRequest(ev replayer.Event) {
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	if ev.Miss != nil {
-		s.miss(ev.Miss.Method, ev.Miss.Recorded, ev.Miss.Report())
+		s.miss(ev.Miss.Method, ev.Miss.Recorded, s.hints.report(ev.Miss))
 	}
 }
 

@@ -431,3 +431,65 @@ func TestDiffsShowNumbers(t *testing.T) {
 		t.Errorf("AssertCalls does not show ToolCall values:\n%s", errs[2])
 	}
 }
+
+// TestMissHintSpeaksGo: the hint of a miss in a Go test names what a Go
+// test has (the cassette's "match" rule, Options.Matcher, MCPMOCK_RECORD),
+// never mcpmock's flags, and does not offer to ignore the argument that
+// tells the recorded calls apart: the call was not recorded.
+func TestMissHintSpeaksGo(t *testing.T) {
+	add := mcpmocktest.NewCassette().Tool("add", nil).Call("add", map[string]any{"a": 1, "b": 2}).Return("3").Build()
+	addFile := filepath.Join(t.TempDir(), "add.json")
+	if err := cassettes.Save(addFile, add); err != nil {
+		t.Fatal(err)
+	}
+	live := &mcpmocktest.Options{Upstream: []string{"/nonexistent/server"}} // replay never starts it
+	tests := []struct {
+		name     string
+		server   func(t testing.TB) *mcpmocktest.Server
+		way      string
+		call     call
+		want     []string
+		unwanted []string
+	}{
+		{"the argument tells the calls apart", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, weatherCassette, nil) },
+			"conn", call{"get_weather", map[string]any{"location": "Paris"}},
+			[]string{"this call was not recorded, and ignoring arguments.location would answer it with another recorded call's answer",
+				"name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it"},
+			[]string{"to accept this", "Options.Matcher"}},
+		{"a cassette built in Go", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServerFromCassette(t, add, nil) },
+			"conn", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.b"}}); if the call is new, add it to the cassette (CassetteBuilder.Call) or script it (Options.Stubs)`},
+			[]string{`"match"`}},
+		{"a cassette file and a live server", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
+			"url", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: "match": {"ignore":["arguments.b"]} in the cassette, or Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.b"}}); if the call is new, record it: MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it to the cassette, MCPMOCK_RECORD=1 go test -run '^TestMissHintSpeaksGo$' records the cassette again`},
+			nil},
+		{"a Command process", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
+			"command", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: "match": {"ignore":["arguments.b"]} in the cassette; if the call is new, record it: MCPMOCK_RECORD=new-episodes`},
+			[]string{"Options.Matcher"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ft := &fakeT{TB: t}
+			srv := tt.server(ft)
+			runClient(t, srv, "go-sdk", "", tt.way, []call{tt.call})
+			srv.Close()
+			errs := ft.failures()
+			if len(errs) != 1 {
+				t.Fatalf("failures %q, want the miss", errs)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(errs[0], want) {
+					t.Errorf("the failure does not say %q:\n%s", want, errs[0])
+				}
+			}
+			for _, unwanted := range append(tt.unwanted, "--match-ignore") {
+				if strings.Contains(errs[0], unwanted) {
+					t.Errorf("the failure says %q:\n%s", unwanted, errs[0])
+				}
+			}
+		})
+	}
+}
