@@ -190,6 +190,6 @@ func ExampleNewServer_miss() {
 	// hint names the command line's flags.
 
 	// Output:
-	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (this call was not recorded, and ignoring arguments.location would answer it with another recorded call's answer: it tells the recorded calls apart; record it: name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestWeather$' appends it to the cassette)
+	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (this call was not recorded: arguments.location tells the recorded calls apart, so ignoring it would answer with another call's answer; record it: name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestWeather$' appends it to the cassette)
 	// error: calling "tools/call": mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (to accept this, ignore arguments.location: --match-ignore arguments.location, or "match": {"ignore":["arguments.location"]} in the cassette)
 }

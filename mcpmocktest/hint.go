@@ -62,7 +62,7 @@ func (h hinter) hint(m *replayer.Miss) string {
 	}
 	why := ""
 	if len(a.Apart) > 0 {
-		why = fmt.Sprintf(", and ignoring %s would answer it with another recorded call's answer: it tells the recorded calls apart", strings.Join(a.Apart, ", "))
+		why = fmt.Sprintf(": %s tells the recorded calls apart, so ignoring it would answer with another call's answer", strings.Join(a.Apart, ", "))
 	}
 	return fmt.Sprintf("this call was not recorded%s; %s", why, h.record())
 }

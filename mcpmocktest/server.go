@@ -177,7 +177,7 @@ func NewServer(t testing.TB, path string, opts *Options) *Server {
 	}
 	c, err := cassettes.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("mcpmocktest: %v\n\trecord it with: go test -run '^%s$' -mcpmock.record (Options.Upstream names the live server)", err, strings.Split(t.Name(), "/")[0])
+		t.Fatalf("mcpmocktest: %v\n\trecord it with: MCPMOCK_RECORD=1 go test -run '^%s$' (Options.Upstream or Options.UpstreamURL names the live server)", err, s.hints.Test)
 	}
 	if err != nil {
 		t.Fatalf("mcpmocktest: %v", err)

@@ -453,7 +453,7 @@ func TestMissHintSpeaksGo(t *testing.T) {
 	}{
 		{"the argument tells the calls apart", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, weatherCassette, nil) },
 			"conn", call{"get_weather", map[string]any{"location": "Paris"}},
-			[]string{"this call was not recorded, and ignoring arguments.location would answer it with another recorded call's answer",
+			[]string{"this call was not recorded: arguments.location tells the recorded calls apart, so ignoring it would answer with another call's answer; record it: ",
 				"name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it"},
 			[]string{"to accept this", "Options.Matcher"}},
 		{"a cassette built in Go", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServerFromCassette(t, add, nil) },
