@@ -46,6 +46,17 @@ func TestWhereChild(t *testing.T) {
 		srv.AssertNotCalled(t, "get_weather")                                     // want: get_weather was called 1 times
 		srv.AssertCalls(t)                                                        // want: tool calls (-want +got)
 	})
+	t.Run("stub", func(t *testing.T) {
+		mcpmocktest.NewServer(t, weatherCassette, &mcpmocktest.Options{Stubs: []*mcpmocktest.Stub{mcpmocktest.OnCall("echo").Times(0)}}) // want: Times(0)
+	})
+	t.Run("overlay", func(t *testing.T) {
+		mcpmocktest.NewServer(t, weatherCassette, &mcpmocktest.Options{OverlayFiles: []string{"testdata/missing-overlay.json"}}) // want: overlay
+	})
+	t.Run("url/closed", func(t *testing.T) {
+		srv := mcpmocktest.NewServer(t, weatherCassette, nil)
+		srv.Close()
+		srv.URL() // want: URL called after the server was closed
+	})
 	t.Run("missing", func(t *testing.T) {
 		mcpmocktest.NewServer(t, "testdata/missing.json", nil) // want: record it with
 	})
