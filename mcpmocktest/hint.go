@@ -19,13 +19,15 @@ type hinter struct {
 	File     bool   `json:"file,omitempty"`     // the cassette is a file (NewServer), not built in Go
 	Live     bool   `json:"live,omitempty"`     // Options names a live server to record from
 	NoGoCode bool   `json:"noGoCode,omitempty"` // a Command process: Options.Matcher cannot apply
+	Matcher  bool   `json:"matcher,omitempty"`  // Options.Matcher is set: the rule goes over it
 }
 
 func (s *Server) hinter() hinter {
 	return hinter{
-		Test: strings.Split(s.t.Name(), "/")[0],
-		File: s.path != "",
-		Live: len(s.opts.Upstream) > 0 || s.opts.UpstreamURL != "",
+		Test:    strings.Split(s.t.Name(), "/")[0],
+		File:    s.path != "",
+		Live:    len(s.opts.Upstream) > 0 || s.opts.UpstreamURL != "",
+		Matcher: s.opts.Matcher != nil,
 	}
 }
 
@@ -56,7 +58,11 @@ func (h hinter) hint(m *replayer.Miss) string {
 			for i, p := range a.Ignore {
 				quoted[i] = strconv.Quote(p)
 			}
-			ways = append(ways, fmt.Sprintf("Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{%s}})", strings.Join(quoted, ", ")))
+			base := "nil"
+			if h.Matcher {
+				base = "Options.Matcher"
+			}
+			ways = append(ways, fmt.Sprintf("Options.Matcher: matcher.WithConfig(%s, &matcher.Config{Ignore: []string{%s}})", base, strings.Join(quoted, ", ")))
 		}
 		return fmt.Sprintf("to accept this, ignore %s: %s; if the call is new, %s", strings.Join(a.Ignore, ", "), strings.Join(ways, ", or "), h.record())
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
+	"github.com/mcpmock/mcpmock/matcher"
 	"github.com/mcpmock/mcpmock/mcpmocktest"
 )
 
@@ -463,6 +464,12 @@ func TestMissHintSpeaksGo(t *testing.T) {
 		{"a cassette file and a live server", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
 			"url", call{"add", map[string]any{"a": 1, "b": 4}},
 			[]string{`to accept this, ignore arguments.b: "match": {"ignore":["arguments.b"]} in the cassette, or Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.b"}}); if the call is new, record it: MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it to the cassette, MCPMOCK_RECORD=1 go test -run '^TestMissHintSpeaksGo$' records the cassette again`},
+			nil},
+		{"over the test's own matcher", func(t testing.TB) *mcpmocktest.Server {
+			return mcpmocktest.NewServerFromCassette(t, add, &mcpmocktest.Options{Matcher: matcher.Default()})
+		},
+			"conn", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`Options.Matcher: matcher.WithConfig(Options.Matcher, &matcher.Config{Ignore: []string{"arguments.b"}})`},
 			nil},
 		{"a Command process", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
 			"command", call{"add", map[string]any{"a": 1, "b": 4}},
