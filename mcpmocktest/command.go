@@ -126,7 +126,7 @@ func (s *Server) writeCommand() error {
 	s.mu.Lock()
 	s.childDir = dir
 	s.mu.Unlock()
-	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir, Save: s.opts.Save, Hints: s.hints}
+	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir, Save: s.opts.Save, Hints: s.hinter()}
 	cfg.Hints.NoGoCode = true
 	if s.mode != ModeReplay {
 		cfg.Upstream, cfg.UpstreamEnv, cfg.UpstreamURL = s.opts.Upstream, s.opts.UpstreamEnv, s.opts.UpstreamURL

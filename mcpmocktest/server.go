@@ -116,7 +116,6 @@ type Server struct {
 	opts   Options
 	mode   Mode
 	origin string // file:line of the test's NewServer call
-	hints  hinter // words the hint of a miss
 
 	cassette *cassettes.Cassette // replay: what is served (nil in record mode)
 	overlay  *cassettes.Cassette // replay: the stubs
@@ -177,7 +176,7 @@ func NewServer(t testing.TB, path string, opts *Options) *Server {
 	}
 	c, err := cassettes.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("mcpmocktest: %v\n\trecord it with: MCPMOCK_RECORD=1 go test -run '^%s$' (Options.Upstream or Options.UpstreamURL names the live server)", err, s.hints.Test)
+		t.Fatalf("mcpmocktest: %v\n\trecord it with: MCPMOCK_RECORD=1 go test -run '^%s$' (Options.Upstream or Options.UpstreamURL names the live server)", err, s.hinter().Test)
 	}
 	if err != nil {
 		t.Fatalf("mcpmocktest: %v", err)
@@ -202,7 +201,6 @@ func NewServerFromCassette(t testing.TB, c *cassettes.Cassette, opts *Options) *
 func newServer(t testing.TB, path string, o Options, mode Mode) *Server {
 	t.Helper()
 	s := &Server{t: t, path: path, opts: o, mode: mode, origin: callerOutside()}
-	s.hints = s.hinter()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t.Cleanup(s.Close)
 	return s
@@ -280,7 +278,7 @@ func (s *Server) onRequest(ev replayer.Event) {
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	if ev.Miss != nil {
-		s.miss(ev.Miss.Method, ev.Miss.Recorded, s.hints.report(ev.Miss))
+		s.miss(ev.Miss.Method, ev.Miss.Recorded, s.hinter().report(ev.Miss))
 	}
 }
 
