@@ -112,7 +112,41 @@ func (m defaultMatcher) Match(recorded, live Request) Result {
 	if len(diffs) == 0 {
 		return Result{Match: true, Exact: true}
 	}
-	return Result{Differences: diffs, Diff: cmp.Diff(rv, lv)}
+	return Result{Differences: diffs, Diff: cmp.Diff(Plain(rv), Plain(lv))}
+}
+
+// Plain returns a copy of tree (as Decode returns it) to be shown, with
+// each json.Number replaced by the number it holds: an int64 (a uint64
+// beyond its range) for an integer, else a float64 when that is exact.
+// cmp.Diff then shows 2 as int64(2), not as s"2". A number that none holds
+// exactly stays a json.Number.
+func Plain(tree any) any {
+	switch x := tree.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			out[k] = Plain(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			out[i] = Plain(v)
+		}
+		return out
+	case json.Number:
+		s := canonicalNumber(string(x))
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return u
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && canonicalNumber(strconv.FormatFloat(f, 'g', -1, 64)) == s {
+			return f
+		}
+	}
+	return tree
 }
 
 // Decode parses JSON into a tree of map[string]any, []any, string, bool,

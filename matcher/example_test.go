@@ -101,3 +101,17 @@ func ExampleParseConfig() {
 	// at byte 68 in regex["arguments.location"]
 	// regex["arguments.location"]: bad regular expression: error parsing regexp: missing closing ): `^(New`
 }
+
+// Decode keeps numbers exact, as json.Number, for comparing; Plain gives
+// them as numbers for showing (cmp.Diff then writes int64(2), not s"2").
+func ExamplePlain() {
+	tree, _ := matcher.Decode(json.RawMessage(`{"a": 2, "b": 0.5, "c": 1.0e1}`))
+	plain := matcher.Plain(tree).(map[string]any)
+	for _, k := range []string{"a", "b", "c"} {
+		fmt.Printf("%s: %T %v → %T %v\n", k, tree.(map[string]any)[k], tree.(map[string]any)[k], plain[k], plain[k])
+	}
+	// Output:
+	// a: json.Number 2 → int64 2
+	// b: json.Number 0.5 → float64 0.5
+	// c: json.Number 10 → int64 10
+}

@@ -197,7 +197,7 @@ func (r *rules) Match(recorded, live Request) Result {
 	}
 	out.Diff = res.Diff
 	if out.Diff == "" {
-		out.Diff = cmp.Diff(rt, lt)
+		out.Diff = cmp.Diff(Plain(rt), Plain(lt))
 	}
 	return out
 }

@@ -69,6 +69,8 @@ type childConfig struct {
 	// Save is how the process prepares its recording (Options.Save).
 	Save cassettes.SaveOptions `json:"save"`
 	Dir  string                `json:"dir"` // events and recordings go here
+	// Hints words the hint of a miss, as the Server would.
+	Hints hinter `json:"hints"`
 }
 
 // Command returns the command line (argv) and the extra environment (env,
@@ -124,7 +126,8 @@ func (s *Server) writeCommand() error {
 	s.mu.Lock()
 	s.childDir = dir
 	s.mu.Unlock()
-	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir, Save: s.opts.Save}
+	cfg := childConfig{Mode: s.mode, Strict: s.opts.Strict, Dir: dir, Save: s.opts.Save, Hints: s.hinter()}
+	cfg.Hints.NoGoCode = true
 	if s.mode != ModeReplay {
 		cfg.Upstream, cfg.UpstreamEnv, cfg.UpstreamURL = s.opts.Upstream, s.opts.UpstreamEnv, s.opts.UpstreamURL
 	}
@@ -220,7 +223,7 @@ func serveChild(path string) (int, error) {
 		call := callOf(ev.Method, ev.Tool, ev.Arguments, ev.Params, ev.Interaction, ev.Miss)
 		ce := childEvent{Call: &call}
 		if ev.Miss != nil {
-			ce.Miss, ce.Absent = ev.Miss.Report(), !ev.Miss.Recorded
+			ce.Miss, ce.Absent = cfg.Hints.report(ev.Miss), !ev.Miss.Recorded
 		}
 		write(ce)
 	}}

@@ -57,11 +57,19 @@
 // A request that matches nothing is answered with a JSON-RPC error (as
 // mcpmock replay does), and the test fails with the explanation: the method
 // and tool, the closest recorded request, the difference (-recorded +live)
-// and, when one change would accept it, a hint. The message starts with the
-// file and line of the test's NewServer call. Options.AllowMisses turns
-// this off, Options.FailOnUnused also fails the test for recorded requests
-// that no session used, and Options.Strict makes each recorded interaction
-// answer once. Misses in Command processes are reported when the test ends.
+// and a hint. Options.AllowMisses turns this off, Options.FailOnUnused also
+// fails the test for recorded requests that no session used, and
+// Options.Strict makes each recorded interaction answer once. Misses in
+// Command processes are reported when the test ends.
+//
+// When ignoring what differs would accept the request, the hint gives the
+// rule, as the cassette's "match" and as Options.Matcher
+// (matcher.WithConfig); when what differs is what tells the recorded calls
+// apart, or no rule would accept the request, it says that the call was
+// not recorded and how to record it (MCPMOCK_RECORD=new-episodes). What the
+// server reports or logs, even from a session or at cleanup, starts with
+// the file and line of the test's NewServer call; an assertion's failure,
+// with the assertion's line.
 //
 // # Replay options
 //

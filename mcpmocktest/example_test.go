@@ -3,6 +3,7 @@ package mcpmocktest_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,20 +24,31 @@ type exampleT struct {
 	cleanups []func()
 }
 
-func (t *exampleT) Helper()             {}
-func (t *exampleT) Name() string        { return "Example" }
-func (t *exampleT) Cleanup(f func())    { t.mu.Lock(); t.cleanups = append(t.cleanups, f); t.mu.Unlock() }
-func (t *exampleT) Logf(string, ...any) {}
-func (t *exampleT) Errorf(f string, args ...any) {
-	// The first line, without the file:line of the test.
-	msg := strings.SplitN(fmt.Sprintf(f, args...), "\n", 2)[0]
+func (t *exampleT) Helper()                      {}
+func (t *exampleT) Name() string                 { return "TestWeather" }
+func (t *exampleT) Cleanup(f func())             { t.mu.Lock(); t.cleanups = append(t.cleanups, f); t.mu.Unlock() }
+func (t *exampleT) Logf(string, ...any)          {}
+func (t *exampleT) Errorf(f string, args ...any) { t.fail(fmt.Sprintf(f, args...)) }
+func (t *exampleT) Fail()                        {}
+func (t *exampleT) Output() io.Writer            { return exampleOutput{t} }
+
+// fail prints the first line of a failure, without the file:line of the
+// test.
+func (t *exampleT) fail(msg string) {
+	msg = strings.SplitN(msg, "\n", 2)[0]
 	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.Contains(msg, "_test.go:") {
 		msg = rest
 	}
 	fmt.Println("FAIL:", msg)
 }
-func (t *exampleT) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
-func (t *exampleT) TempDir() string              { d, _ := os.MkdirTemp("", "example"); return d }
+
+// exampleOutput is where a Server writes what it reports at the NewServer
+// line: in these examples, only failures.
+type exampleOutput struct{ t *exampleT }
+
+func (o exampleOutput) Write(p []byte) (int, error) { o.t.fail(string(p)); return len(p), nil }
+func (t *exampleT) Fatalf(f string, args ...any)    { panic(fmt.Sprintf(f, args...)) }
+func (t *exampleT) TempDir() string                 { d, _ := os.MkdirTemp("", "example"); return d }
 func (t *exampleT) done() {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		t.cleanups[i]()
@@ -166,15 +178,18 @@ func ExampleNewServer_miss() {
 	// In a test, the failure starts with the file and line of the NewServer
 	// call and goes on with the diff of each close candidate:
 	//
-	//	example_test.go:154: mcpmock: no recorded tools/call of tool "get_weather" matches; ...
+	//	example_test.go:175: mcpmock: no recorded tools/call of tool "get_weather" matches; ...
 	//	interaction 2 (-recorded +live):
 	//	  map[string]any{
 	//	- 	"arguments": map[string]any{"location": string("New York")},
 	//	+ 	"arguments": map[string]any{"location": string("Paris")},
 	//	  	"name":      string("get_weather"),
 	//	  }
+	//
+	// The client gets the JSON-RPC error that mcpmock replay sends, whose
+	// hint names the command line's flags.
 
 	// Output:
-	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (to accept this, ignore arguments.location: --match-ignore arguments.location, or "match": {"ignore":["arguments.location"]} in the cassette)
+	// FAIL: mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (this call was not recorded: arguments.location tells the recorded calls apart, so ignoring it would answer with another call's answer; record it: name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestWeather$' appends it to the cassette)
 	// error: calling "tools/call": mcpmock: no recorded tools/call of tool "get_weather" matches; closest is interaction 2: arguments.location: recorded "New York", live "Paris" (to accept this, ignore arguments.location: --match-ignore arguments.location, or "match": {"ignore":["arguments.location"]} in the cassette)
 }

@@ -32,7 +32,8 @@ type Call struct {
 	// Missed reports a request that matched nothing.
 	Missed bool `json:"missed,omitempty"`
 
-	// For calls journaled by a Command process: the miss's report.
+	// Whether the missed method occurs in the cassette, and for calls
+	// journaled by a Command process the miss's report.
 	recorded bool
 	report   string
 }
@@ -45,7 +46,7 @@ func callOf(method, tool string, args, params []byte, interaction int, miss *rep
 		c.Arguments = cloneRaw(params)
 	}
 	if miss != nil {
-		c.recorded, c.report = miss.Recorded, miss.Report()
+		c.recorded = miss.Recorded
 	}
 	return c
 }
@@ -163,10 +164,10 @@ func (s *Server) AssertCalled(t testing.TB, tool string, args any) {
 			continue
 		}
 		got, _ := decode(c.Arguments)
-		diff := cmp.Diff(want, got)
-		if diff == "" {
+		if cmp.Equal(want, got) {
 			return
 		}
+		diff := cmp.Diff(matcher.Plain(want), matcher.Plain(got))
 		seen = append(seen, "\t"+c.String())
 		if n := strings.Count(diff, "\n"); bestLen < 0 || n < bestLen {
 			best, bestLen = diff, n
@@ -198,25 +199,31 @@ func (s *Server) AssertNotCalled(t testing.TB, tool string) {
 // order, showing the difference (-want +got).
 func (s *Server) AssertCalls(t testing.TB, want ...ToolCall) {
 	t.Helper()
-	type view struct {
-		Tool      string
-		Arguments any
-	}
-	var w, g []view
+	var w, g []ToolCall // the arguments decoded
 	for _, c := range want {
 		args, err := decode(c.Arguments)
 		if err != nil {
 			t.Fatalf("mcpmocktest: AssertCalls: %s: %v", c.Tool, err)
 		}
-		w = append(w, view{c.Tool, args})
+		w = append(w, ToolCall{c.Tool, args})
 	}
 	for _, c := range s.Calls() {
 		args, _ := decode(c.Arguments)
-		g = append(g, view{c.Tool, args})
+		g = append(g, ToolCall{c.Tool, args})
 	}
-	if diff := cmp.Diff(w, g); diff != "" {
-		t.Errorf("tool calls (-want +got):\n%s", diff)
+	if !cmp.Equal(w, g) {
+		t.Errorf("tool calls (-want +got):\n%s", cmp.Diff(plainCalls(w), plainCalls(g)))
 	}
+}
+
+// plainCalls returns calls with their decoded arguments made plain to be
+// shown (matcher.Plain).
+func plainCalls(calls []ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = ToolCall{c.Tool, matcher.Plain(c.Arguments)}
+	}
+	return out
 }
 
 // decode turns v into a JSON tree (numbers as json.Number) for comparison.

@@ -77,7 +77,7 @@ func (s *Server) newRecorder(transport string) (*recorder.Recorder, error) {
 func (s *Server) recordSession(rs *recording, r io.Reader, w io.Writer) {
 	rec, err := s.newRecorder("stdio")
 	if err != nil {
-		s.t.Errorf("mcpmocktest: %v", err)
+		s.report("mcpmocktest: %v", err)
 		return
 	}
 	rs.mu.Lock()
@@ -85,16 +85,16 @@ func (s *Server) recordSession(rs *recording, r io.Reader, w io.Writer) {
 	rs.mu.Unlock()
 	if s.opts.UpstreamURL != "" {
 		if err := recorder.StdioToHTTP(s.ctx, s.opts.UpstreamURL, r, w, rec, nil); err != nil {
-			s.t.Errorf("%s: mcpmocktest: recording from %s: %v", s.origin, s.opts.UpstreamURL, err)
+			s.report("mcpmocktest: recording from %s: %v", s.opts.UpstreamURL, err)
 		}
 		return
 	}
 	status, err := recorder.Stdio(s.ctx, s.opts.Upstream, r, w, s.upstreamStderr(), rec, &recorder.StdioOptions{Env: s.opts.UpstreamEnv})
 	switch {
 	case err != nil:
-		s.t.Errorf("%s: mcpmocktest: recording from %q: %v", s.origin, s.opts.Upstream, err)
+		s.report("mcpmocktest: recording from %q: %v", s.opts.Upstream, err)
 	case status != 0:
-		s.t.Logf("mcpmocktest: the upstream %q exited with status %d", s.opts.Upstream, status)
+		s.logf("mcpmocktest: the upstream %q exited with status %d", s.opts.Upstream, status)
 	}
 }
 
@@ -145,9 +145,9 @@ func (t *httpTap) close(s *Server) {
 	status, err := t.bridge.Close()
 	switch {
 	case err != nil:
-		s.t.Errorf("%s: mcpmocktest: recording from %q: %v", s.origin, s.opts.Upstream, err)
+		s.report("mcpmocktest: recording from %q: %v", s.opts.Upstream, err)
 	case status != 0:
-		s.t.Logf("mcpmocktest: the upstream %q exited with status %d", s.opts.Upstream, status)
+		s.logf("mcpmocktest: the upstream %q exited with status %d", s.opts.Upstream, status)
 	}
 }
 
@@ -169,7 +169,7 @@ func (s *Server) recordedCassettes(recs []*recording, final bool) []*cassettes.C
 		}
 		if final {
 			if err := rec.Close(); err != nil {
-				s.t.Errorf("mcpmocktest: %v", err)
+				s.report("mcpmocktest: %v", err)
 			}
 		}
 		out = append(out, rec.Cassette())
@@ -184,7 +184,7 @@ func (s *Server) recordedCassettes(recs []*recording, final bool) []*cassettes.C
 			c, err := cassettes.Load(f)
 			if err != nil {
 				if final {
-					s.t.Errorf("mcpmocktest: a recording process left a broken cassette: %v", err)
+					s.report("mcpmocktest: a recording process left a broken cassette: %v", err)
 				}
 				continue
 			}
@@ -209,14 +209,14 @@ func (s *Server) saveRecording() {
 		return
 	}
 	if len(recorded) == 0 {
-		s.t.Logf("mcpmocktest: record mode: no session was opened; %s is left as it was", s.path)
+		s.logf("mcpmocktest: record mode: no session was opened; %s is left as it was", s.path)
 		return
 	}
 	if !anyCompleted(recorded) {
 		// A record that failed at once (the upstream did not start or
 		// answer) writes no file: an existing cassette is not replaced by
 		// an empty one, and ModeOnce records again next time.
-		s.t.Logf("mcpmocktest: record mode: no interaction completed; %s is left as it was", s.path)
+		s.logf("mcpmocktest: record mode: no interaction completed; %s is left as it was", s.path)
 		return
 	}
 	c := cassettes.New()
@@ -230,14 +230,14 @@ func (s *Server) saveRecording() {
 		c.Interactions = append(c.Interactions, r.Interactions...)
 	}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		s.t.Errorf("mcpmocktest: %v", err)
+		s.report("mcpmocktest: %v", err)
 		return
 	}
 	if err := s.finishAndSave(c); err != nil {
-		s.t.Errorf("mcpmocktest: %v", err)
+		s.report("mcpmocktest: %v", err)
 		return
 	}
-	s.t.Logf("mcpmocktest: recorded %d interactions to %s", len(c.Interactions), s.path)
+	s.logf("mcpmocktest: recorded %d interactions to %s", len(c.Interactions), s.path)
 }
 
 // anyCompleted reports whether one of the recorded cassettes holds a
@@ -276,7 +276,7 @@ func (s *Server) saveEpisodes() {
 		for _, f := range files {
 			c, err := cassettes.Load(f)
 			if err != nil {
-				s.t.Errorf("mcpmocktest: a new-episodes process left a broken file: %v", err)
+				s.report("mcpmocktest: a new-episodes process left a broken file: %v", err)
 				continue
 			}
 			eps = append(eps, c.Interactions...)
@@ -287,13 +287,13 @@ func (s *Server) saveEpisodes() {
 	}
 	c, err := cassettes.Load(s.path)
 	if err != nil {
-		s.t.Errorf("mcpmocktest: new-episodes: %v", err)
+		s.report("mcpmocktest: new-episodes: %v", err)
 		return
 	}
 	c.Interactions = append(c.Interactions, eps...)
 	if err := s.finishAndSave(c); err != nil {
-		s.t.Errorf("mcpmocktest: new-episodes: %v", err)
+		s.report("mcpmocktest: new-episodes: %v", err)
 		return
 	}
-	s.t.Logf("mcpmocktest: appended %d new episodes to %s", len(eps), s.path)
+	s.logf("mcpmocktest: appended %d new episodes to %s", len(eps), s.path)
 }

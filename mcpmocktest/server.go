@@ -176,7 +176,7 @@ func NewServer(t testing.TB, path string, opts *Options) *Server {
 	}
 	c, err := cassettes.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("mcpmocktest: %v\n\trecord it with: go test -run '^%s$' -mcpmock.record (Options.Upstream names the live server)", err, strings.Split(t.Name(), "/")[0])
+		t.Fatalf("mcpmocktest: %v\n\trecord it with: MCPMOCK_RECORD=1 go test -run '^%s$' (Options.Upstream or Options.UpstreamURL names the live server)", err, s.hinter().Test)
 	}
 	if err != nil {
 		t.Fatalf("mcpmocktest: %v", err)
@@ -199,6 +199,7 @@ func NewServerFromCassette(t testing.TB, c *cassettes.Cassette, opts *Options) *
 }
 
 func newServer(t testing.TB, path string, o Options, mode Mode) *Server {
+	t.Helper()
 	s := &Server{t: t, path: path, opts: o, mode: mode, origin: callerOutside()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t.Cleanup(s.Close)
@@ -277,7 +278,7 @@ func (s *Server) onRequest(ev replayer.Event) {
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	if ev.Miss != nil {
-		s.miss(ev.Miss.Method, ev.Miss.Recorded, ev.Miss.Report())
+		s.miss(ev.Miss.Method, ev.Miss.Recorded, s.hinter().report(ev.Miss))
 	}
 }
 
@@ -289,7 +290,25 @@ func (s *Server) miss(method string, recorded bool, report string) {
 	if s.opts.AllowMisses || (method == "server/discover" && !recorded) {
 		return
 	}
-	s.t.Errorf("%s: %s", s.origin, report)
+	s.report("%s", report)
+}
+
+// report fails the test with a message that starts with the file and line
+// of the test's NewServer call (origin), from any goroutine: a miss in a
+// session, a recording that failed, what Close finds. t.Errorf would name
+// the line of the calling goroutine's own stack, which inside a session is
+// mcpmocktest's, so the message is written to the test's output as
+// testing writes a Log line, and the test is marked failed.
+func (s *Server) report(format string, args ...any) {
+	s.t.Fail()
+	s.logf(format, args...)
+}
+
+// logf logs a line that starts with the file and line of the test's
+// NewServer call, from any goroutine (see report).
+func (s *Server) logf(format string, args ...any) {
+	msg := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
+	fmt.Fprintf(s.t.Output(), "%s: %s\n", s.origin, strings.ReplaceAll(msg, "\n", "\n    "))
 }
 
 // Mode returns the mode the server runs in, as decided: ModeReplay,
@@ -389,7 +408,7 @@ func (s *Server) URL() string {
 		if s.mode.forwards() {
 			tap, err := s.newHTTPTap()
 			if err != nil {
-				s.t.Fatalf("%s: mcpmocktest: URL: %v", s.origin, err)
+				s.t.Fatalf("mcpmocktest: URL: %v", err)
 			}
 			s.tap, h = tap, tap.handler
 			s.recordings = append(s.recordings, tap.rec)
@@ -480,7 +499,7 @@ func (s *Server) checkUnused(children childJournal) {
 		if in.Times < 0 || handshake(in.Request) {
 			continue
 		}
-		s.t.Errorf("%s: %s: interaction %d was never used: %s", s.origin, s.name(), pos, describe(in.Request))
+		s.report("%s: interaction %d was never used: %s", s.name(), pos, describe(in.Request))
 	}
 }
 

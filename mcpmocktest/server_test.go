@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
+	"github.com/mcpmock/mcpmock/matcher"
 	"github.com/mcpmock/mcpmock/mcpmocktest"
 )
 
@@ -63,11 +66,14 @@ func orDefault(v string) string {
 	return v
 }
 
-// fakeT captures the failures that a Server reports, to test them.
+// fakeT captures the failures that a Server reports, to test them: what
+// Errorf says, and what is written to Output (where a Server writes what it
+// reports at the NewServer line).
 type fakeT struct {
 	testing.TB
-	mu   sync.Mutex // guards errs
-	errs []string
+	mu     sync.Mutex // guards errs and failed
+	errs   []string
+	failed bool
 }
 
 func (f *fakeT) Helper() {}
@@ -75,7 +81,24 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Errorf(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+	f.errs, f.failed = append(f.errs, fmt.Sprintf(format, args...)), true
+}
+
+func (f *fakeT) Fail() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failed = true
+}
+
+func (f *fakeT) Output() io.Writer { return fakeOutput{f} }
+
+type fakeOutput struct{ f *fakeT }
+
+func (o fakeOutput) Write(p []byte) (int, error) {
+	o.f.mu.Lock()
+	defer o.f.mu.Unlock()
+	o.f.errs = append(o.f.errs, strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func (f *fakeT) failures() []string {
@@ -370,5 +393,110 @@ func TestStubNotifyAndDelay(t *testing.T) {
 	case <-changed:
 	case <-t.Context().Done():
 		t.Fatal("no tools/list_changed")
+	}
+}
+
+// numberAsText finds cmp's rendering of a json.Number (s"2").
+var numberAsText = regexp.MustCompile(`(^|\W)s"`)
+
+// TestDiffsShowNumbers: the diffs of a miss, of AssertCalled and of
+// AssertCalls show numbers as numbers (int64(3), not s"3"), and AssertCalls
+// shows the calls as ToolCall values, not as a type of mcpmocktest's
+// insides.
+func TestDiffsShowNumbers(t *testing.T) {
+	c := mcpmocktest.NewCassette().
+		Tool("add", nil).
+		Call("add", map[string]any{"a": 1, "b": 2}).Return("3").
+		Build()
+	ft := &fakeT{TB: t}
+	srv := mcpmocktest.NewServerFromCassette(ft, c, nil)
+	runClient(t, srv, "go-sdk", "", "conn", []call{{"add", map[string]any{"a": 1, "b": 3}}})
+	srv.AssertCalled(ft, "add", map[string]any{"a": 1, "b": 2})
+	srv.AssertCalls(ft, mcpmocktest.ToolCall{Tool: "add", Arguments: `{"a":1,"b":2}`})
+	srv.Close()
+	errs := ft.failures()
+	if len(errs) != 3 {
+		t.Fatalf("failures %q, want the miss and two assertions", errs)
+	}
+	for i, what := range []string{"the miss", "AssertCalled", "AssertCalls"} {
+		if numberAsText.MatchString(errs[i]) {
+			t.Errorf("%s shows numbers as text:\n%s", what, errs[i])
+		}
+		for _, want := range []string{"int64(2)", "int64(3)", "int64(1)"} {
+			if !strings.Contains(errs[i], want) {
+				t.Errorf("%s does not show %s:\n%s", what, want, errs[i])
+			}
+		}
+	}
+	if strings.Contains(errs[2], "view") || !strings.Contains(errs[2], "[]mcpmocktest.ToolCall{") {
+		t.Errorf("AssertCalls does not show ToolCall values:\n%s", errs[2])
+	}
+}
+
+// TestMissHintSpeaksGo: the hint of a miss in a Go test names what a Go
+// test has (the cassette's "match" rule, Options.Matcher, MCPMOCK_RECORD),
+// never mcpmock's flags, and does not offer to ignore the argument that
+// tells the recorded calls apart: the call was not recorded.
+func TestMissHintSpeaksGo(t *testing.T) {
+	add := mcpmocktest.NewCassette().Tool("add", nil).Call("add", map[string]any{"a": 1, "b": 2}).Return("3").Build()
+	addFile := filepath.Join(t.TempDir(), "add.json")
+	if err := cassettes.Save(addFile, add); err != nil {
+		t.Fatal(err)
+	}
+	live := &mcpmocktest.Options{Upstream: []string{"/nonexistent/server"}} // replay never starts it
+	tests := []struct {
+		name     string
+		server   func(t testing.TB) *mcpmocktest.Server
+		way      string
+		call     call
+		want     []string
+		unwanted []string
+	}{
+		{"the argument tells the calls apart", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, weatherCassette, nil) },
+			"conn", call{"get_weather", map[string]any{"location": "Paris"}},
+			[]string{"this call was not recorded: arguments.location tells the recorded calls apart, so ignoring it would answer with another call's answer; record it: ",
+				"name the live server in Options.Upstream or Options.UpstreamURL, then MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it"},
+			[]string{"to accept this", "Options.Matcher"}},
+		{"a cassette built in Go", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServerFromCassette(t, add, nil) },
+			"conn", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.b"}}); if the call is new, add it to the cassette (CassetteBuilder.Call) or script it (Options.Stubs)`},
+			[]string{`"match"`}},
+		{"a cassette file and a live server", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
+			"url", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: "match": {"ignore":["arguments.b"]} in the cassette, or Options.Matcher: matcher.WithConfig(nil, &matcher.Config{Ignore: []string{"arguments.b"}}); if the call is new, record it: MCPMOCK_RECORD=new-episodes go test -run '^TestMissHintSpeaksGo$' appends it to the cassette, MCPMOCK_RECORD=1 go test -run '^TestMissHintSpeaksGo$' records the cassette again`},
+			nil},
+		{"over the test's own matcher", func(t testing.TB) *mcpmocktest.Server {
+			return mcpmocktest.NewServerFromCassette(t, add, &mcpmocktest.Options{Matcher: matcher.Default()})
+		},
+			"conn", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`Options.Matcher: matcher.WithConfig(Options.Matcher, &matcher.Config{Ignore: []string{"arguments.b"}})`},
+			nil},
+		{"a Command process", func(t testing.TB) *mcpmocktest.Server { return mcpmocktest.NewServer(t, addFile, live) },
+			"command", call{"add", map[string]any{"a": 1, "b": 4}},
+			[]string{`to accept this, ignore arguments.b: "match": {"ignore":["arguments.b"]} in the cassette; if the call is new, record it: MCPMOCK_RECORD=new-episodes`},
+			[]string{"Options.Matcher"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ft := &fakeT{TB: t}
+			srv := tt.server(ft)
+			runClient(t, srv, "go-sdk", "", tt.way, []call{tt.call})
+			srv.Close()
+			errs := ft.failures()
+			if len(errs) != 1 {
+				t.Fatalf("failures %q, want the miss", errs)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(errs[0], want) {
+					t.Errorf("the failure does not say %q:\n%s", want, errs[0])
+				}
+			}
+			for _, unwanted := range append(tt.unwanted, "--match-ignore") {
+				if strings.Contains(errs[0], unwanted) {
+					t.Errorf("the failure says %q:\n%s", unwanted, errs[0])
+				}
+			}
+		})
 	}
 }

@@ -326,3 +326,77 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Advice is what would make a missed request match, for a front end that
+// words its hint in its own terms (Hint is worded for mcpmock's command
+// line). The zero Advice knows no rule that would: the cassette holds no
+// such request.
+type Advice struct {
+	// Ignore are the paths whose ignoring would make the closest recorded
+	// request match, and no other close recorded request that differs from
+	// it: what a "match" rule may ignore.
+	Ignore []string
+	// Apart are the paths in which the closest recorded request differs
+	// from the live one, when ignoring them would make the live request
+	// match another close recorded request of its method and tool as well,
+	// one that differs from the closest in them: they tell the recorded
+	// calls apart, and ignoring them would answer the live request with
+	// another call's answer. Ignore is then empty.
+	Apart []string
+}
+
+// Advice returns what would make the request match (see Advice), from the
+// closest candidates that explain compared. It is empty when the method was
+// never recorded, when every match was used up (Exhausted), and when no
+// ignore rule would accept the request.
+func (m *Miss) Advice() Advice {
+	// explain sets Hint exactly when ignoring the paths in which the
+	// closest candidate differs accepts the request.
+	if m.Hint == "" || len(m.Candidates) == 0 {
+		return Advice{}
+	}
+	c := m.Candidates[0]
+	paths := make([]string, len(c.diffs))
+	for i, d := range c.diffs {
+		paths[i] = d.Path
+	}
+	var a Advice
+	for _, o := range m.Candidates[1:] {
+		if o.Tool != c.Tool || !within(o.diffs, paths) {
+			continue // ignoring the paths would not accept o: it stays apart
+		}
+		for _, d := range c.diffs {
+			if differsAt(c, o, d) && !slices.Contains(a.Apart, d.Path) {
+				a.Apart = append(a.Apart, d.Path)
+			}
+		}
+	}
+	if len(a.Apart) == 0 {
+		a.Ignore = paths
+	}
+	return a
+}
+
+// within reports whether every difference lies at one of the paths or
+// inside it.
+func within(diffs []matcher.Difference, paths []string) bool {
+	for _, d := range diffs {
+		if !slices.ContainsFunc(paths, func(p string) bool { return d.Path == p || strings.HasPrefix(d.Path, p+".") }) {
+			return false
+		}
+	}
+	return true
+}
+
+// differsAt reports whether the recorded requests of candidates c and o
+// differ at d's path, where c differs from the live request as d says: o
+// differs from c there when it agrees with the live request (it has no
+// difference at the path) or differs from it with another recorded value.
+func differsAt(c, o Candidate, d matcher.Difference) bool {
+	for _, od := range o.diffs {
+		if od.Path == d.Path {
+			return od.Recorded != d.Recorded
+		}
+	}
+	return true
+}
