@@ -268,7 +268,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	if from == cassettes.FromClient {
 		b.requests++
 		if _, dup := b.pending.get(msg.ID); dup {
-			b.log.Warn(fmt.Sprintf("mcpmock: the client reused id %s while a request with it is in flight", msg.ID))
+			b.log.Warn(fmt.Sprintf("the client reused id %s while a request with it is in flight", msg.ID))
 		}
 		idx := b.base + len(b.c.Interactions)
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})

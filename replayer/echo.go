@@ -15,7 +15,7 @@ import (
 // once how many there are.
 func (e *Engine) findNoMessages(c *cassettes.Cassette) {
 	for _, w := range c.Warnings {
-		e.opts.Logger.Warn("mcpmock: cassette: " + w)
+		e.opts.Logger.Warn("cassette: " + w)
 	}
 	n := 0
 	for i := range c.Interactions {
@@ -37,7 +37,7 @@ func (e *Engine) findNoMessages(c *cassettes.Cassette) {
 		}
 	}
 	if n > 0 {
-		e.opts.Logger.Warn(fmt.Sprintf("mcpmock: the cassette holds %d server lines that are no JSON-RPC message (the {} or empty data of SSE priming events): replay does not send them (mcpmock cassette lint names them)", n))
+		e.opts.Logger.Warn(fmt.Sprintf("the cassette holds %d server lines that are no JSON-RPC message (the {} or empty data of SSE priming events): replay does not send them (mcpmock cassette lint names them)", n))
 	}
 }
 

@@ -184,7 +184,7 @@ func (hs *httpSession) resend(lastID string, sw *sseWriter, log *slog.Logger) er
 	}
 	n, err := strconv.ParseUint(strings.TrimPrefix(lastID, eventIDPrefix), 10, 64)
 	if err != nil || !strings.HasPrefix(lastID, eventIDPrefix) {
-		log.Info(fmt.Sprintf("mcpmock: Last-Event-ID %q names no event of this session's GET stream: nothing to resend", lastID))
+		log.Info(fmt.Sprintf("Last-Event-ID %q names no event of this session's GET stream: nothing to resend", lastID))
 		return nil
 	}
 	hs.mu.Lock()
@@ -193,7 +193,7 @@ func (hs *httpSession) resend(lastID string, sw *sseWriter, log *slog.Logger) er
 	from := n + 1
 	if from < l.first {
 		if len(l.events) > 0 {
-			log.Warn(fmt.Sprintf("mcpmock: resuming after %s: events %s%d to %s%d are no longer kept (the last %d are)", lastID, eventIDPrefix, from, eventIDPrefix, l.first-1, resendEvents))
+			log.Warn(fmt.Sprintf("resuming after %s: events %s%d to %s%d are no longer kept (the last %d are)", lastID, eventIDPrefix, from, eventIDPrefix, l.first-1, resendEvents))
 		}
 		from = l.first
 	}

@@ -110,7 +110,7 @@ func (e *Engine) schemas() *toolSchemas {
 		e.toolSchemas.input, e.toolSchemas.output = ts.input, ts.output
 		e.toolSchemas.version, e.toolSchemas.problems = ts.version, ts.problems
 		for _, p := range ts.problems {
-			e.opts.Logger.Warn("mcpmock: " + p.Error())
+			e.opts.Logger.Warn(p.Error())
 		}
 	})
 	return &e.toolSchemas
@@ -168,7 +168,7 @@ func (s *session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *answ
 	}
 	problems := toolschema.Problems(verr)
 	text := fmt.Sprintf("Invalid arguments for tool %s: %s", p.Name, strings.Join(problems, "; "))
-	e.opts.Logger.Warn("mcpmock: " + text + " (checked against the recorded inputSchema)")
+	e.opts.Logger.Warn(text + " (checked against the recorded inputSchema)")
 	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: invalidArguments(msg.ID, version, text, p.Name, problems)}}}
 }
 

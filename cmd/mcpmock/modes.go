@@ -46,7 +46,7 @@ func (f *modeFlags) checkAge(c *cassettes.Cassette, log *slog.Logger, now time.T
 	}
 	age, ok := c.AgeAt(now)
 	if !ok {
-		log.Warn("mcpmock: the cassette has no recordedAt: its age is unknown")
+		log.Warn("the cassette has no recordedAt: its age is unknown")
 		return nil
 	}
 	if age.Exceeds(f.maxAge) {
@@ -54,7 +54,7 @@ func (f *modeFlags) checkAge(c *cassettes.Cassette, log *slog.Logger, now time.T
 		if f.maxAgeFail {
 			return errors.New(msg)
 		}
-		log.Warn("mcpmock: " + msg)
+		log.Warn(msg)
 	}
 	return nil
 }
