@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcpmock/mcpmock/internal/closest"
 )
 
 // ToolNames returns the names of the tools the recording knows, sorted:
@@ -52,35 +54,8 @@ func (c *Cassette) UnknownTool(name string) (unknown bool, known string) {
 		return true, "the cassette has no tools"
 	}
 	s := "its tools: " + strings.Join(names, ", ")
-	best, dist := "", 3 // a typo is at most two edits away
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d < dist {
-			best, dist = n, d
-		}
-	}
-	if best != "" {
+	if best, ok := closest.Name(name, names); ok {
 		s += fmt.Sprintf("; did you mean %q?", best)
 	}
 	return true, s
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -18,6 +18,9 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 		return usagef("cassette needs a subcommand: lint, show, redact or verify")
 	}
 	switch args[0] {
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, cassetteUsage)
+		return nil
 	case "lint":
 		return e.cassetteLint(args[1:])
 	case "show":
@@ -30,13 +33,24 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 	return usagef("unknown cassette subcommand %q (want lint, show, redact or verify)", args[0])
 }
 
+const cassetteUsage = `mcpmock cassette works on cassette files.
+
+Usage:
+  mcpmock cassette lint [flags] CASSETTE...                check cassettes (exit 1 on an error)
+  mcpmock cassette show [flags] CASSETTE                   print a cassette as a timeline
+  mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
+  mcpmock cassette verify -c CASSETTE [flags] -- COMMAND   the drift check against the live server (or --upstream URL)
+
+Run 'mcpmock cassette SUBCOMMAND --help' for the flags and examples of one.
+`
+
 // cassetteLint is "mcpmock cassette lint": every problem on stderr as
 // "SEVERITY: FILE: line L, column C: MESSAGE"; an error fails the command.
 func (e *env) cassetteLint(args []string) error {
 	var maxAge time.Duration
 	var maxAgeFail bool
 	var rf redactFlags
-	fs := newFlagSet("cassette lint", "mcpmock cassette lint [flags] CASSETTE...", e.stderr)
+	fs := newFlagSet("cassette lint", "mcpmock cassette lint [flags] CASSETTE...", e.stdout)
 	fs.DurationVar(&maxAge, "max-age", 0, "warn about a recording older than `DURATION` (by meta.recordedAt; e.g. 720h)")
 	fs.BoolVar(&maxAgeFail, "max-age-fail", false, "make a recording older than --max-age an error")
 	rf.register(fs)
@@ -107,7 +121,7 @@ func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem
 func (e *env) cassetteShow(args []string) error {
 	var color string
 	var o showOptions
-	fs := newFlagSet("cassette show", "mcpmock cassette show [flags] CASSETTE", e.stderr)
+	fs := newFlagSet("cassette show", "mcpmock cassette show [flags] CASSETTE", e.stdout)
 	fs.StringVar(&color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.BoolVar(&o.full, "full", false, "print each message whole (its JSON on one line) under its line")
 	if help, err := parse(fs, args); help || err != nil {

@@ -43,7 +43,7 @@ func (e *env) cassetteRedact(args []string) error {
 	var path string
 	var dryRun bool
 	var rf redactFlags
-	fs := newFlagSet("cassette redact", "mcpmock cassette redact -c CASSETTE [rule flags]", e.stderr)
+	fs := newFlagSet("cassette redact", "mcpmock cassette redact -c CASSETTE [rule flags]", e.stdout)
 	fs.StringVarP(&path, "cassette", "c", "", "cassette file (required)")
 	fs.BoolVar(&dryRun, "dry-run", false, "list the secrets found, change nothing")
 	rf.register(fs)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpmock/mcpmock/internal/closest"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
@@ -45,22 +47,46 @@ func (c *common) summaryLogger(stderr io.Writer) *slog.Logger {
 	return slog.New(livelog.NewTextHandler(stderr))
 }
 
-func newFlagSet(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
+// newFlagSet makes the flag set of a command. Its --help goes to help
+// (stdout: help is what was asked for, and `| less` shows it), with the
+// command's synopsis, flags and examples; a mistake is returned by parse as a
+// usage error, which the caller prints on stderr.
+func newFlagSet(name, synopsis string, help io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // parse returns the errors; nobody prints them twice
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage:\n  %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		fmt.Fprintf(help, "Usage:\n  %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		if ex := examples(name); ex != "" {
+			fmt.Fprintf(help, "\nExamples:\n%s", ex)
+		}
 	}
 	return fs
 }
 
-// parse parses flags; --help is not an error.
+// parse parses flags; --help is not an error. An unknown flag that is a
+// typo of a known one says which.
 func parse(fs *pflag.FlagSet, args []string) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return true, nil
 		}
-		return false, usagef("%v", err)
+		return false, usagef("%v%s", err, didYouMean(fs, err))
 	}
 	return false, nil
+}
+
+// didYouMean returns "; did you mean --NAME?" when err is about an unknown
+// flag that is a typo of a flag of fs, and "" otherwise.
+func didYouMean(fs *pflag.FlagSet, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if best, ok := closest.Name(name, names); ok {
+		return "; did you mean --" + best + "?"
+	}
+	return ""
 }

@@ -35,7 +35,7 @@ func (nopWriteCloser) Close() error { return nil }
 func (e *env) demo(ctx context.Context, args []string) error {
 	var c common
 	var keep string
-	fs := newFlagSet("demo", "mcpmock demo [--keep FILE]", e.stderr)
+	fs := newFlagSet("demo", "mcpmock demo [--keep FILE]", e.stdout)
 	fs.StringVar(&c.log, "log", "text", `live log format on stderr: "text" or "json"`)
 	fs.BoolVar(&c.quiet, "quiet", false, "no live log")
 	fs.StringVar(&keep, "keep", "", "write the recorded cassette to FILE instead of a temporary file")

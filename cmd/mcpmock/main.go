@@ -20,6 +20,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/mcpmock/mcpmock/internal/closest"
 	"github.com/mcpmock/mcpmock/internal/rusage"
 )
 
@@ -140,6 +141,8 @@ Usage:
   mcpmock demo                                             record and replay the bundled weather example
   mcpmock cassette lint CASSETTE...                        check cassettes
   mcpmock cassette show CASSETTE                           print a cassette as a timeline
+  mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
+  mcpmock cassette verify -c CASSETTE -- COMMAND           the drift check against the live server (or --upstream URL)
   mcpmock version
 
 Run 'mcpmock COMMAND --help' for the flags of a command.
@@ -161,7 +164,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.demo(ctx, args[1:])
 	case "cassette":
 		return e.cassette(ctx, args[1:])
-	case "version":
+	case "version", "--version":
 		fmt.Fprintf(e.stdout, "mcpmock %s\n", version)
 		return nil
 	case "help", "-h", "--help":
@@ -169,6 +172,10 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return nil
 	case internalWeatherServer:
 		return serveWeather(ctx, e.stdin, e.stdout)
+	}
+	commands := []string{"record", "replay", "run", "view", "demo", "cassette", "version", "help"}
+	if best, ok := closest.Name(args[0], commands); ok && best != args[0] {
+		return usagef("unknown command %q; did you mean %q?", args[0], best)
 	}
 	return usagef("unknown command %q", args[0])
 }

@@ -14,7 +14,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	var g guardFlags       // record_guard.go: --deny-tools, --confirm, --call-timeout...
 	var fb forbidFlags     // record_forbid.go: --forbid, --forbid-env
 	var sf recordSaveFlags // record_save.go: --redact-*, --keep-timing
-	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stderr)
+	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stdout)
 	c.register(fs)
 	h.register(fs)
 	g.register(fs)

@@ -18,7 +18,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	var h replayHTTPFlags // replay_http.go: --listen and the listener's safety
 	var m matchFlags      // replay_match.go: matcher flags
 	var f faultFlags      // replay_faults.go: overlays, faults, seed, latency
-	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stderr)
+	fs := newFlagSet("replay", "mcpmock replay -c CASSETTE [flags]", e.stdout)
 	c.register(fs)
 	fs.BoolVar(&strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
 	fs.BoolVar(&noValidate, "no-validate", false, "do not check tools/call arguments against the recorded inputSchema")

@@ -20,7 +20,7 @@ import (
 // view serves the web view of cassettes on a loopback listener, or writes
 // it as one HTML file with --html.
 func (e *env) view(ctx context.Context, args []string) error {
-	fs := newFlagSet("view", "mcpmock view [--listen ADDR] [--open] CASSETTE...\n  mcpmock view --html FILE CASSETTE...", e.stderr)
+	fs := newFlagSet("view", "mcpmock view [--listen ADDR] [--open] CASSETTE...\n  mcpmock view --html FILE CASSETTE...", e.stdout)
 	listenAddr := fs.String("listen", "127.0.0.1:0", "serve the page on `ADDR` (loopback unless --allow-remote; port 0 takes a free port)")
 	open := fs.Bool("open", false, "open the page in the browser")
 	html := fs.String("html", "", "write the page with the cassettes in it to `FILE` (one self-contained file: no network) instead of serving it")
