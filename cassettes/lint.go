@@ -30,6 +30,9 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	if p.Line <= 0 { // the file as a whole: it cannot be read, say
+		return fmt.Sprintf("%s: %s", p.Severity, p.Message)
+	}
 	return fmt.Sprintf("%s: line %d, column %d: %s", p.Severity, p.Line, p.Column, p.Message)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -69,7 +70,14 @@ func (e *env) cassetteLint(args []string) error {
 		problems, c := lintCassette(path, &cassettes.LintOptions{Redact: rules, MaxAge: maxAge, MaxAgeFail: maxAgeFail})
 		errs, warns := 0, 0
 		for _, p := range problems {
-			fmt.Fprintf(e.stderr, "%s: %s: line %d, column %d: %s\n", p.Severity, path, p.Line, p.Column, p.Message)
+			switch {
+			case p.Line > 0:
+				fmt.Fprintf(e.stderr, "%s: %s: line %d, column %d: %s\n", p.Severity, path, p.Line, p.Column, p.Message)
+			case strings.Contains(p.Message, path): // the file cannot be read: no place in it
+				fmt.Fprintf(e.stderr, "%s: %s\n", p.Severity, p.Message)
+			default:
+				fmt.Fprintf(e.stderr, "%s: %s: %s\n", p.Severity, path, p.Message)
+			}
 			if p.Severity == cassettes.SeverityError {
 				errs++
 			} else {
@@ -95,14 +103,14 @@ func (e *env) cassetteLint(args []string) error {
 func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem, *cassettes.Cassette) {
 	data, err := cassettes.ReadFile(path)
 	if err != nil {
-		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}}, nil
+		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Message: err.Error()}}, nil
 	}
 	problems, c := cassettes.Lint(path, data, opts)
 	if c == nil {
 		return problems, nil
 	}
 	extra := func(err error) {
-		p := cassettes.Problem{Severity: cassettes.SeverityError, Interaction: -1, Line: 1, Column: 1, Message: err.Error()}
+		p := cassettes.Problem{Severity: cassettes.SeverityError, Interaction: -1, Message: err.Error()}
 		var pe *cassettes.PosError
 		if errors.As(err, &pe) {
 			p.Line, p.Column, p.Message = pe.Line, pe.Column, pe.Err.Error()

@@ -47,3 +47,17 @@ func TestCassetteShow(t *testing.T) {
 		t.Errorf("--full does not print the messages whole:\n%s", full)
 	}
 }
+
+// TestLintMissingFile: a cassette that does not exist has no line and
+// column to report (lint said line 1, column 1).
+func TestLintMissingFile(t *testing.T) {
+	var stdout, stderr syncBuffer
+	err := run(testContext(t), []string{"cassette", "lint", "nope.json"}, strings.NewReader(""), &stdout, &stderr)
+	if err == nil {
+		t.Fatal("lint of a missing file succeeded")
+	}
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	if first != `error: load cassette "nope.json": no such file or directory` {
+		t.Errorf("lint says %q", first)
+	}
+}
