@@ -70,12 +70,9 @@ func (e *env) cassetteLint(args []string) error {
 		problems, c := lintCassette(path, &cassettes.LintOptions{Redact: rules, MaxAge: maxAge, MaxAgeFail: maxAgeFail})
 		errs, warns := 0, 0
 		for _, p := range problems {
-			switch {
-			case p.Line > 0:
+			if p.Line > 0 {
 				fmt.Fprintf(e.stderr, "%s: %s: line %d, column %d: %s\n", p.Severity, path, p.Line, p.Column, p.Message)
-			case strings.Contains(p.Message, path): // the file cannot be read: no place in it
-				fmt.Fprintf(e.stderr, "%s: %s\n", p.Severity, p.Message)
-			default:
+			} else { // the file as a whole (it cannot be read): no place in it
 				fmt.Fprintf(e.stderr, "%s: %s: %s\n", p.Severity, path, p.Message)
 			}
 			if p.Severity == cassettes.SeverityError {
@@ -103,7 +100,9 @@ func (e *env) cassetteLint(args []string) error {
 func lintCassette(path string, opts *cassettes.LintOptions) ([]cassettes.Problem, *cassettes.Cassette) {
 	data, err := cassettes.ReadFile(path)
 	if err != nil {
-		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Message: err.Error()}}, nil
+		// The line names the file already.
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("load cassette %q: ", path))
+		return []cassettes.Problem{{Severity: cassettes.SeverityError, Interaction: -1, Message: msg}}, nil
 	}
 	problems, c := cassettes.Lint(path, data, opts)
 	if c == nil {

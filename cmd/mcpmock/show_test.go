@@ -57,7 +57,7 @@ func TestLintMissingFile(t *testing.T) {
 		t.Fatal("lint of a missing file succeeded")
 	}
 	first, _, _ := strings.Cut(stderr.String(), "\n")
-	if first != `error: load cassette "nope.json": no such file or directory` {
+	if first != `error: nope.json: no such file or directory` {
 		t.Errorf("lint says %q", first)
 	}
 }
