@@ -99,6 +99,8 @@ type Client struct {
 	version   string
 	legacy    *legacyStream // the HTTP+SSE stream, once open
 	closed    bool
+
+	openMu sync.Mutex // serialises the opening of the HTTP+SSE stream
 }
 
 // New returns a client of the server at rawURL (http or https). No request
@@ -513,7 +515,13 @@ func (x *exchange) canResume() bool {
 	x.c.mu.Lock()
 	closed := x.c.closed
 	x.c.mu.Unlock()
-	return x.last != "" && !closed && !mcp.Stateless(x.c.Version()) && x.r.ctx.Err() == nil
+	version := x.c.Version()
+	if x.r.msg != nil {
+		if v := mcp.MetaVersion(x.r.msg.Params); v != "" {
+			version = v
+		}
+	}
+	return x.last != "" && !closed && !mcp.Stateless(version) && x.r.ctx.Err() == nil
 }
 
 // result is the error of an answer read to its end: its status, or the
@@ -664,7 +672,10 @@ func (x *exchange) one(m Message) bool {
 		}
 		x.ids[m.EventID] = true
 	}
-	if msg, err := jsonrpc.Parse(m.Data); err == nil && msg.Kind() == jsonrpc.KindResponse {
+	if len(x.pending) == 0 {
+		// Nothing awaited (a notification posted, the GET stream): no
+		// need to parse.
+	} else if msg, err := jsonrpc.Parse(m.Data); err == nil && msg.Kind() == jsonrpc.KindResponse {
 		delete(x.pending, msg.ID)
 		if !x.r.init.IsZero() && msg.ID == x.r.init && msg.Result != nil {
 			x.c.learn(msg.Result)

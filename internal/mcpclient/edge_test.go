@@ -332,7 +332,8 @@ func TestLegacyEndpoint(t *testing.T) {
 		name, stream, want string
 	}{
 		{"other origin", "event: endpoint\ndata: http://attacker.example/steal\n\n", "of another origin"},
-		{"no endpoint", "event: message\ndata: {}\n\n", "the stream ended first"},
+		{"no endpoint", ": keep-alive\n\n", "the stream ended first"},
+		{"a message first", "event: message\ndata: {}\n\n", `began with an event of type "message"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -423,5 +424,31 @@ func TestHeaders(t *testing.T) {
 	if v := got[0].Get(mcp.HeaderSessionID); v != "forged" {
 		// Before the server gave one, the caller's header goes as it is.
 		t.Errorf("initialize carried session %q, want the caller's", v)
+	}
+}
+
+// TestLegacyClose: Close ends a call that waits on the HTTP+SSE stream,
+// with ErrNoAnswer, and returns once the stream's reader is gone.
+func TestLegacyClose(t *testing.T) {
+	posted := make(chan struct{})
+	c, _ := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: endpoint\ndata: /message\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		close(posted)
+	}, &mcpclient.Options{Transport: mcpclient.SSE})
+	done := make(chan error)
+	go func() { done <- c.Post(t.Context(), echoCall, nil) }()
+	<-posted
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, mcpclient.ErrNoAnswer) {
+		t.Errorf("the waiting call returned %v, want ErrNoAnswer", err)
 	}
 }

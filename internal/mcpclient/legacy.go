@@ -53,13 +53,15 @@ func (w *waiter) signal() {
 // openLegacy opens the HTTP+SSE stream once: a GET of the URL, whose first
 // event must be the endpoint to post to.
 func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
+	c.openMu.Lock()
+	defer c.openMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	// c.mu is held across the handshake: every call needs its endpoint.
-	if c.legacy != nil {
-		return c.legacy, nil
+	ls, closed := c.legacy, c.closed
+	c.mu.Unlock()
+	if ls != nil {
+		return ls, nil
 	}
-	if c.closed {
+	if closed {
 		return nil, &Error{Method: http.MethodGet, URL: c.URL(), Err: ErrClosed}
 	}
 	streamCtx, cancel := context.WithCancel(context.Background())
@@ -104,8 +106,14 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 			}
 			return nil, &Error{Method: http.MethodGet, URL: c.URL(), Status: resp.StatusCode, Err: fmt.Errorf("%w: the stream ended first: %w", ErrNoEndpoint, err), Limit: c.max, Size: int64(ev.Size)}
 		}
+		if ev.Type != "endpoint" && !ev.HasData() {
+			continue // a keep-alive
+		}
 		if ev.Type != "endpoint" {
-			continue // a keep-alive, or a message before it
+			resp.Body.Close()
+			cancel()
+			return nil, &Error{Method: http.MethodGet, URL: c.URL(), Status: resp.StatusCode,
+				Err: fmt.Errorf("%w: the stream began with an event of type %q; is it an HTTP+SSE endpoint?", ErrNoEndpoint, ev.Type)}
 		}
 		endpoint, err = c.url.Parse(strings.TrimSpace(string(ev.Data)))
 		if err == nil && (endpoint.Scheme != c.url.Scheme || endpoint.Host != c.url.Host) {
@@ -118,13 +126,20 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 		}
 	}
 	stop()
-	ls := &legacyStream{endpoint: endpoint, cancel: cancel, done: make(chan struct{})}
+	ls = &legacyStream{endpoint: endpoint, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ls.done)
 		defer resp.Body.Close()
 		ls.read(sr)
 	}()
+	c.mu.Lock()
+	closed = c.closed
 	c.legacy = ls
+	c.mu.Unlock()
+	if closed { // Close ran during the handshake
+		ls.close()
+		return nil, &Error{Method: http.MethodGet, URL: c.URL(), Err: ErrClosed}
+	}
 	return ls, nil
 }
 
