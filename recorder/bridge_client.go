@@ -65,7 +65,9 @@ func (o *BridgeOptions) defaults() BridgeOptions {
 // POST to upstream with the headers that the transport requires
 // (Mcp-Session-Id once the server gave one, MCP-Protocol-Version, Mcp-Method,
 // Mcp-Name), and writes the server's messages (JSON or SSE answers, the GET
-// stream of the stateful era) to clientOut, one a line, as they arrive. rec
+// stream of the stateful era) to clientOut, one a line, as they arrive. A
+// server of the HTTP+SSE transport (2024-11-05), which refuses the POST of
+// initialize, is spoken to over its event stream instead. rec
 // observes everything, with its HTTP description. It returns when clientIn
 // ends (after the requests in flight are answered, or StopTimeout) or ctx
 // ends; it then ends the session with DELETE.
@@ -75,7 +77,7 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 	if err != nil {
 		return err
 	}
-	mc, err := mcpclient.New(tap.upstream.String(), &mcpclient.Options{Client: o.Client, MaxMessage: tap.max, Transport: mcpclient.Streamable})
+	mc, err := mcpclient.New(tap.upstream.String(), &mcpclient.Options{Client: o.Client, MaxMessage: tap.max})
 	if err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 				}
 				data = m.Batch
 			}
-			if answer.Form != mcpclient.FormSSE {
+			if answer.Form != mcpclient.FormSSE && m.Stream != mcpclient.StreamSSE {
 				if p, err := jsonrpc.Parse(data); err == nil && p.Kind() == jsonrpc.KindResponse && p.ID == "null" && len(ids) == 1 {
 					// An error with no id (a refused POST) answers the request.
 					data, _ = jsonrpc.WithID(data, ids[0])
@@ -294,10 +296,11 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 }
 
 // openGet opens the GET stream of the stateful era once the session has
-// an id.
+// an id; over HTTP+SSE, it takes the stream's messages that answer no
+// request.
 func (b *clientBridge) openGet() {
 	b.mu.Lock()
-	open := !b.getOpen && b.mc.Session() != ""
+	open := !b.getOpen && (b.mc.Session() != "" || b.mc.Transport() == mcpclient.SSE)
 	b.getOpen = b.getOpen || open
 	b.mu.Unlock()
 	if open {

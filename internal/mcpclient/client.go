@@ -148,6 +148,14 @@ func (c *Client) Version() string {
 	return c.version
 }
 
+// Transport returns the transport spoken: Options.Transport, or for Auto
+// the one the first initialize found (Auto until then).
+func (c *Client) Transport() Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.transport
+}
+
 // Form says how an HTTP answer carries its messages.
 type Form string
 
