@@ -73,3 +73,45 @@ func TestUpstreamHTTPSSEBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordStdioToHTTPSSE: record --upstream URL/sse with a stdio client
+// records a server of the HTTP+SSE transport (the bridge finds it behind
+// the refused POST of initialize), for the go-sdk and mcp-go servers.
+func TestRecordStdioToHTTPSSE(t *testing.T) {
+	for _, kind := range []string{testpeer.GoSDK, testpeer.MCPGo} {
+		t.Run(kind, func(t *testing.T) {
+			h, err := testpeer.HTTPHandler(kind, testpeer.HTTPServerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			t.Cleanup(srv.Close)
+			path := tempCassette(t)
+			p := start(t, "record", "-c", path, "--upstream", srv.URL+"/sse")
+			p.send(t, initReq)
+			if m := p.recv(t); m["result"] == nil {
+				t.Fatalf("initialize: %v", m)
+			}
+			p.send(t, initialized)
+			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"recorded over sse"}}}`)
+			if m := p.recv(t); m["result"] == nil {
+				t.Fatalf("tools/call: %v", m)
+			}
+			p.stdin.Close()
+			if s := p.wait(t); s != 0 {
+				t.Fatalf("record exited %d:\n%s", s, p.stderr)
+			}
+			c, err := cassettes.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Interactions) != 3 {
+				t.Errorf("the cassette holds %d interactions, want 3 (initialize, initialized, the call)", len(c.Interactions))
+			}
+			saved, _ := os.ReadFile(path)
+			if strings.Count(string(saved), "recorded over sse") < 2 {
+				t.Errorf("the call and its answer are not both recorded:\n%s", saved)
+			}
+		})
+	}
+}
