@@ -74,8 +74,8 @@ type Options struct {
 	// Transport is the transport spoken; the zero value is Auto.
 	Transport Transport
 	// Resumes is how many times in a row a cut event stream is resumed
-	// with Last-Event-ID without bringing a message; 0 means 5, a negative
-	// value never.
+	// with Last-Event-ID without getting past the event it named; 0 means
+	// 5, a negative value never.
 	Resumes int
 	// MaxRetry caps the wait that a server's SSE retry field asks for
 	// before a stream is resumed; 0 means 30 seconds.
@@ -192,7 +192,9 @@ type Answer struct {
 
 // Message is one message of the server's.
 type Message struct {
-	// Data is the message, without surrounding white space.
+	// Data is the message as it came, without surrounding white space:
+	// it begins with '{' or '[' but may not parse (a recorder keeps such
+	// data as raw text).
 	Data []byte
 	// Batch is the whole JSON array when Data came as an element of a
 	// batch (Index is then its place in it); nil otherwise.
@@ -463,12 +465,11 @@ type exchange struct {
 	h       *Handler
 	pending map[jsonrpc.ID]bool
 	stopped bool
-	last    string          // the last event id, "" for none
-	retry   time.Duration   // the server's retry field, -1 for none
-	brought bool            // a new message came since the last resumption
-	ids     map[string]bool // the event ids of the messages seen
-	listen  bool            // the GET stream: resumed while it lives
-	body    []byte          // the body of an answer that is no stream
+	last    string        // the last event id, "" for none
+	retry   time.Duration // the server's retry field, -1 for none
+	moved   bool          // the last resumption went past the event it named
+	listen  bool          // the GET stream: resumed while it lives
+	body    []byte        // the body of an answer that is no stream
 }
 
 func pendingOf(ids []jsonrpc.ID) map[jsonrpc.ID]bool {
@@ -489,7 +490,7 @@ func (x *exchange) read(resp *http.Response, stream Stream, resumed bool) error 
 		x.retry = -1
 		err := x.stream(resp.Body, stream, resumed)
 		for tries := 0; err == nil && !x.stopped && (len(x.pending) > 0 || x.listen) && x.canResume() && tries < x.c.resumes; {
-			if err = x.resume(stream); x.brought {
+			if err = x.resume(stream); x.moved {
 				tries = 0 // counted in a row
 			} else {
 				tries++
@@ -609,7 +610,7 @@ func (x *exchange) resume(stream Stream) error {
 			return nil
 		}
 	}
-	x.brought = false
+	x.moved = false
 	req, err := http.NewRequestWithContext(x.r.ctx, http.MethodGet, x.c.url.String(), nil)
 	if err != nil {
 		return err
@@ -634,6 +635,10 @@ func (x *exchange) resume(stream Stream) error {
 	if x.last == "" && err == nil {
 		x.last = last
 	}
+	// Progress is a stream that went past the event it was resumed after:
+	// a server that sends the same events again and again (or none) is
+	// given up after Options.Resumes tries.
+	x.moved = x.last != last
 	return err
 }
 
@@ -671,15 +676,6 @@ func split(data []byte, m Message) []Message {
 // one hands over one message, learning the version from the response to
 // initialize first.
 func (x *exchange) one(m Message) bool {
-	if !m.HasEventID || !x.ids[m.EventID] {
-		x.brought = true // an echo of a resumed stream does not count
-	}
-	if m.HasEventID {
-		if x.ids == nil || len(x.ids) >= maxIDs {
-			x.ids = map[string]bool{}
-		}
-		x.ids[m.EventID] = true
-	}
 	if len(x.pending) == 0 {
 		// Nothing awaited (a notification posted, the GET stream): no
 		// need to parse.
@@ -694,10 +690,6 @@ func (x *exchange) one(m Message) bool {
 	}
 	return x.stopped
 }
-
-// maxIDs bounds the event ids an exchange keeps to tell an echo from a
-// new message (a long GET stream forgets the oldest at once).
-const maxIDs = 4096
 
 // learn keeps the protocol version of an initialize result.
 func (c *Client) learn(result json.RawMessage) {

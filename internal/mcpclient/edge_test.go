@@ -94,24 +94,36 @@ func TestResumeCutStream(t *testing.T) {
 	}
 }
 
-// TestResumeGivesUp: a stream that is cut again and again without
-// bringing a message is resumed Options.Resumes times, then the exchange
-// fails with ErrNoAnswer.
+// TestResumeGivesUp: a stream that is cut again and again without getting
+// past the event it was resumed after is resumed Options.Resumes times,
+// then the exchange fails with ErrNoAnswer.
 func TestResumeGivesUp(t *testing.T) {
-	gets := 0
-	c, url := newClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		if r.Method == http.MethodGet {
-			gets++
-		}
-		fmt.Fprint(w, "id: e1\ndata:\n\n")
-	}, &mcpclient.Options{Resumes: 3})
-	err := c.Post(t.Context(), []byte(echoCall), nil)
-	if !errors.Is(err, mcpclient.ErrNoAnswer) || !strings.Contains(err.Error(), url) {
-		t.Errorf("err = %v, want ErrNoAnswer naming %s", err, url)
+	tests := []struct{ name, stream string }{
+		{"nothing new", "id: e1\ndata:\n\n"},
+		{"the same events again", "data: " + note + "\n\nid: e1\ndata:\n\n"},
 	}
-	if gets != 3 {
-		t.Errorf("%d resumptions, want 3", gets)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gets := 0
+			c, url := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				if r.Method == http.MethodGet {
+					gets++
+				}
+				if gets > 10 {
+					w.WriteHeader(http.StatusGone) // the client would go on for ever
+					return
+				}
+				io.WriteString(w, tt.stream)
+			}, &mcpclient.Options{Resumes: 3})
+			err := c.Post(t.Context(), []byte(echoCall), nil)
+			if !errors.Is(err, mcpclient.ErrNoAnswer) || !strings.Contains(err.Error(), url) {
+				t.Errorf("err = %v, want ErrNoAnswer naming %s", err, url)
+			}
+			if gets != 3 {
+				t.Errorf("%d resumptions, want 3", gets)
+			}
+		})
 	}
 }
 
