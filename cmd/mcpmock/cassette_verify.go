@@ -19,7 +19,7 @@ func (e *env) cassetteVerify(ctx context.Context, args []string) error {
 	var failOnChange bool
 	fs := newFlagSet("cassette verify", "mcpmock cassette verify -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock cassette verify -c CASSETTE [flags] --upstream URL", e.stdout)
 	fs.StringVarP(&path, "cassette", "c", "", "cassette file (required)")
-	fs.StringVar(&upstream, "upstream", "", "the live server at `URL` (Streamable HTTP) instead of a command")
+	fs.StringVar(&upstream, "upstream", "", "the live server at `URL` (Streamable HTTP, or an HTTP+SSE server at its SSE URL) instead of a command")
 	fs.BoolVar(&failOnChange, "fail-on-change", false, "also fail when results changed or the change is not breaking")
 	if help, err := parse(fs, args); help || err != nil {
 		return err

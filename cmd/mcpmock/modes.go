@@ -30,7 +30,7 @@ type modeFlags struct {
 
 func (f *modeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.mode, "mode", "replay", "replay, record (forward and write a new cassette), once (replay if the cassette exists, else record), new-episodes (replay, forward a miss and append it) or passthrough (forward, write nothing); the live server is -- COMMAND or --upstream URL")
-	fs.StringVar(&f.upstream, "upstream", "", "the live server at `URL` (Streamable HTTP) for the modes that need one")
+	fs.StringVar(&f.upstream, "upstream", "", "the live server at `URL` (Streamable HTTP, or an HTTP+SSE server at its SSE URL) for the modes that need one")
 	fs.BoolVar(&f.keepTiming, "keep-timing", false, "when recording, keep the time offsets (atMs) instead of writing 0 (needed for --latency recorded)")
 	fs.BoolVar(&f.dropUnused, "drop-unused", false, "on exit, remove the recorded requests that no client used from the cassette")
 	fs.DurationVar(&f.maxAge, "max-age", 0, "warn when the cassette was recorded longer than `DURATION` ago (meta.recordedAt; e.g. 720h)")
