@@ -10,8 +10,6 @@ import (
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
-// Redacted replaces a secret in a cassette.
-const Redacted = "[REDACTED]"
 
 // keptHeaders are the headers that matter to MCP over HTTP, recorded with
 // each exchange (by canonical name). Secrets among them are redacted.
@@ -48,7 +46,7 @@ func recordedHeaders(h http.Header) map[string]string {
 		}
 		v := strings.Join(vals, ", ")
 		if secret {
-			v = Redacted
+			v = cassettes.Redacted
 		}
 		if m == nil {
 			m = map[string]string{}
@@ -129,7 +127,7 @@ func recordedURL(u *url.URL) string {
 			name = plain
 		}
 		if hasValue && cassettes.SecretName(name) {
-			b.WriteString(raw + "=" + Redacted)
+			b.WriteString(raw + "=" + cassettes.Redacted)
 			continue
 		}
 		b.WriteString(param)

@@ -72,7 +72,7 @@ func redactURL(s string) string {
 	changed := false
 	for k := range q {
 		if cassettes.SecretName(k) {
-			q.Set(k, recorder.Redacted)
+			q.Set(k, cassettes.Redacted)
 			changed = true
 		}
 	}
