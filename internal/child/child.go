@@ -77,14 +77,16 @@ type Process struct {
 }
 
 // Start starts argv with pipes to its stdin and stdout. The error of a
-// command that cannot start names it (Options.Name).
+// command that cannot start says `start server "NAME": ` and why (the
+// caller adds its own prefix); it wraps the error of os/exec when NAME is
+// argv[0].
 func Start(argv []string, opts *Options) (*Process, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if len(argv) == 0 {
-		return nil, errors.New("child: no command to start")
+		return nil, errors.New("no server command to start")
 	}
 	if o.Name == "" {
 		o.Name = argv[0]
@@ -108,13 +110,13 @@ func Start(argv []string, opts *Options) (*Process, error) {
 	// its reads can have deadlines.
 	stdinR, stdin, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("child: start %q: %w", o.Name, err)
+		return nil, fmt.Errorf("start server %q: %w", o.Name, err)
 	}
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdin.Close()
-		return nil, fmt.Errorf("child: start %q: %w", o.Name, err)
+		return nil, fmt.Errorf("start server %q: %w", o.Name, err)
 	}
 	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
 	err = cmd.Start()
@@ -125,11 +127,10 @@ func Start(argv []string, opts *Options) (*Process, error) {
 	if err != nil {
 		stdin.Close()
 		stdout.Close()
-		msg := err.Error()
 		if o.Name != argv[0] {
-			msg = strings.ReplaceAll(msg, argv[0], o.Name)
+			return nil, fmt.Errorf("start server %q: %s", o.Name, strings.ReplaceAll(err.Error(), argv[0], o.Name))
 		}
-		return nil, fmt.Errorf("child: start %q: %s (check that the command exists and can be run)", o.Name, msg)
+		return nil, fmt.Errorf("start server %q: %w", o.Name, err)
 	}
 	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, stdinGrace: o.StdinGrace, termGrace: o.TermGrace,
 		done: make(chan struct{}), stop: make(chan struct{}), term: make(chan struct{})}
@@ -152,7 +153,7 @@ func (p *Process) wait() {
 	case errors.Is(err, exec.ErrWaitDelay):
 		// Exited with status 0; a descendant still holds its stderr.
 	case err != nil:
-		p.status, p.err = 1, fmt.Errorf("child: wait for %q: %w", p.cmd.Path, err)
+		p.status, p.err = 1, fmt.Errorf("wait for server %q: %w", p.cmd.Path, err)
 	}
 	close(p.done)
 	p.stopperWG.Wait()

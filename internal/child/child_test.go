@@ -202,7 +202,7 @@ func TestStartError(t *testing.T) {
 		wantNotIn string
 	}{
 		{"no command", nil, nil, []string{"no command"}, ""},
-		{"missing program", []string{"mcpmock-no-such-server"}, nil, []string{`"mcpmock-no-such-server"`, "check that the command exists"}, ""},
+		{"missing program", []string{"mcpmock-no-such-server"}, nil, []string{`start server "mcpmock-no-such-server"`, "not found"}, ""},
 		{"shown name", []string{"TOKEN=s3cret"}, &Options{Name: "TOKEN=[REDACTED]"}, []string{`"TOKEN=[REDACTED]"`}, "s3cret"},
 	}
 	for _, tt := range tests {
