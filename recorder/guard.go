@@ -3,7 +3,6 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,22 +118,16 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 		}
 		server.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n'))
 	}
-	lr := jsonrpc.NewLineReader(clientIn, maxLine)
-	for {
-		line, err := lr.ReadLine()
-		var tooLong *jsonrpc.LineTooLongError
-		if errors.As(err, &tooLong) {
-			// Not passed on: the guard cannot see what it holds.
-			rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), time.Now())
-			continue
-		}
-		if err != nil {
-			return
-		}
+	jsonrpc.PumpLines(clientIn, func(line []byte) error {
 		msg := append([]byte(nil), line...)
 		rec.Observe(cassettes.FromClient, msg, time.Now())
 		apply(ic.FromClient("", msg))
-	}
+		return nil
+	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
+		// Not passed on: the guard cannot see what it holds.
+		rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), time.Now())
+		return nil
+	}})
 }
 
 // guardServerLines reads the server's messages and passes on (and records)
@@ -143,29 +136,21 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 // interleave concurrent Writes, so this shares toServer with
 // guardClientLines.)
 func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
-	lr := jsonrpc.NewLineReader(serverOut, maxLine)
-	for {
-		line, err := lr.ReadLine()
-		var tooLong *jsonrpc.LineTooLongError
-		if errors.As(err, &tooLong) {
-			rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
-			continue
-		}
-		if err != nil {
-			return
-		}
+	jsonrpc.PumpLines(serverOut, func(line []byte) error {
 		v := ic.FromServer("", append([]byte(nil), line...))
 		if v.ToServer != nil {
 			toServer.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
 		}
 		if v.Forward == nil {
-			continue
+			return nil
 		}
 		rec.Observe(cassettes.FromServer, v.Forward, time.Now())
-		if _, err := toClient.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n')); err != nil {
-			return
-		}
-	}
+		_, err := toClient.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n'))
+		return err
+	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
+		rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
+		return nil
+	}})
 }
 
 // guardPOST forwards one client POST through the interceptor. On Streamable

@@ -1,20 +1,17 @@
 package recorder
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/child"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -32,8 +29,10 @@ type StdioOptions struct {
 	// still forwarded whole, and recorded as a note of its length. 0 means
 	// jsonrpc.DefaultMaxLine (64 MiB).
 	MaxLine int
-	// StopTimeout is how long the child has to exit after its stdin closes,
-	// and then after SIGTERM, before it is killed; 0 means 5 seconds.
+	// StopTimeout is how long the child has to exit after its stdin closes
+	// before it is sent SIGTERM, and then after SIGTERM before it is
+	// killed; 0 means child.StdinGrace and child.TermGrace (5 seconds
+	// each).
 	StopTimeout time.Duration
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
 	Guard Interceptor
@@ -53,106 +52,56 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	if o.MaxLine <= 0 {
 		o.MaxLine = jsonrpc.DefaultMaxLine
 	}
-	if o.StopTimeout <= 0 {
-		o.StopTimeout = 5 * time.Second
-	}
 	if len(argv) == 0 {
 		return 0, errors.New("recorder: no server command")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), o.Env...)
-	cmd.Dir = o.Dir
-	cmd.Stderr = stderr
-	// A stderr that is not a file is copied by a goroutine of exec's, which
-	// a descendant holding the pipe would keep: Wait waits no longer than
-	// stderrDrainGrace for it once the server has exited.
-	cmd.WaitDelay = stderrDrainGrace
-	// The tap's ends of the pipes to the child are under the runtime's
-	// poller, as cmd.StdinPipe and StdoutPipe would put them: a forwarder
-	// waiting for the server's next line is parked, holding no P and no
-	// thread in a system call. (They were in blocking mode once, which
-	// measured better while the tap ran with as many Ps as CPUs; with the
-	// two more Ps that mcpmock record gives it, the poller measured 1.035
-	// and 1.045 times the blocking pipes' calls/s in two interleaved runs
-	// of the stdio benchmark, 30 rounds each, faster in 46 rounds of 60.)
-	stdinR, childIn, err := os.Pipe()
+	p, err := child.Start(argv, &child.Options{Env: o.Env, Dir: o.Dir, Stderr: stderr, Name: shownCommand(argv),
+		StdinGrace: o.StopTimeout, TermGrace: o.StopTimeout})
 	if err != nil {
 		return 0, fmt.Errorf("recorder: %w", err)
 	}
-	childOut, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		childIn.Close()
-		return 0, fmt.Errorf("recorder: %w", err)
-	}
-	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
-	err = cmd.Start()
-	// The child has its ends now; the tap keeps only its own, so that the
-	// server's exit is an end of file here.
-	stdinR.Close()
-	stdoutW.Close()
-	if err != nil {
-		childIn.Close()
-		childOut.Close()
-		return 0, startError(argv, err)
-	}
-	defer childOut.Close()
+	defer p.Stdout().Close()
 
 	out := &lockedWriter{w: clientOut}
-	fromServer := &exitReader{f: childOut}
-	exited := make(chan struct{})
+	fromServer := p.Stdout() // once the server has exited, read while data comes
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
 	go func() {
 		if o.Guard != nil {
-			guardClientLines(ctx, clientIn, childIn, out, rec, o.Guard, o.MaxLine)
+			guardClientLines(ctx, clientIn, p.Stdin(), out, rec, o.Guard, o.MaxLine)
 		} else {
-			forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
+			forwardLines(clientIn, p.Stdin(), cassettes.FromClient, rec, o.MaxLine)
 		}
 		// Closed before the server can see EOF and exit: a client that has
 		// finished gets no answers of mcpmock's after the server's.
 		close(clientClosed)
-		childIn.Close()
+		p.Stop() // stdin closed, then SIGTERM, then SIGKILL
 	}()
 	// Server → client.
 	serverDone := make(chan struct{})
 	go func() {
 		defer close(serverDone)
 		if o.Guard != nil {
-			guardServerLines(fromServer, childIn, out, rec, o.Guard, o.MaxLine)
+			guardServerLines(fromServer, p.Stdin(), out, rec, o.Guard, o.MaxLine)
 		} else {
 			forwardLines(fromServer, out, cassettes.FromServer, rec, o.MaxLine)
 		}
 	}()
-	// Signals and the stop sequence once the client is gone.
+	// Signals are passed on; the end of ctx stops the server at once.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var stopTimer <-chan time.Time
-		stage := 0
-		cc := clientClosed
+		ctxDone := ctx.Done()
 		for {
 			select {
 			case sig := <-o.Signals:
-				cmd.Process.Signal(sig)
-			case <-cc:
-				cc = nil
-				stopTimer = time.After(o.StopTimeout)
-			case <-ctx.Done():
-				cmd.Process.Signal(syscall.SIGTERM)
-				stage, stopTimer = 1, time.After(o.StopTimeout)
-				ctx = context.Background()
-			case <-stopTimer:
-				if stage == 0 {
-					cmd.Process.Signal(syscall.SIGTERM)
-					stage, stopTimer = 1, time.After(o.StopTimeout)
-				} else {
-					cmd.Process.Kill()
-					stopTimer = nil
-				}
-			case <-exited:
+				p.Signal(sig)
+			case <-ctxDone:
+				ctxDone = nil
+				p.Terminate()
+			case <-p.Done():
 				return
 			}
 		}
@@ -160,35 +109,13 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// The server's exit is noticed on its own: a wrapper (sh -c, npx,
 	// uvx) may exit while a descendant keeps its stdout open, and the end
 	// of file would come only when that one exits. Once the server has
-	// exited, its stdout is read while data comes (exitReader).
-	var waitErr error
-	waited := make(chan struct{})
-	go func() {
-		defer close(waited)
-		waitErr = cmd.Wait()
-	}()
-	select {
-	case <-serverDone:
-		<-waited
-	case <-waited:
-		fromServer.exit()
-		<-serverDone
-	}
-	close(exited)
+	// exited, its stdout is read while data comes (child.ExitDrainGrace).
+	<-serverDone
+	<-p.Done()
 	wg.Wait()
-
-	status := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(waitErr, &ee):
-		status = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = 128 + int(ws.Signal())
-		}
-	case errors.Is(waitErr, exec.ErrWaitDelay):
-		// Exited with status 0; a descendant still holds its stderr.
-	case waitErr != nil:
-		return 1, fmt.Errorf("recorder: %w", waitErr)
+	status, err := p.Wait()
+	if err != nil {
+		return status, fmt.Errorf("recorder: %w", err)
 	}
 	// The server is gone while the client is still there: answer what it
 	// left unanswered, so the client is not left waiting. These answers
@@ -212,71 +139,27 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	return status, nil
 }
 
-// startError says that the server could not start. It names the program
-// but gives away no secret of a NAME=VALUE written as for a shell.
-func startError(argv []string, err error) error {
-	if shown, n := cassettes.RedactArgs(argv[:1]); n > 0 {
-		return fmt.Errorf("recorder: start server %q: %s", shown[0], strings.ReplaceAll(err.Error(), argv[0], shown[0]))
-	}
-	return fmt.Errorf("recorder: start server %q: %w", argv[0], err)
+// shownCommand is the server's program as errors name it: a NAME=VALUE
+// written as for a shell shows no secret.
+func shownCommand(argv []string) string {
+	shown, _ := cassettes.RedactArgs(argv[:1])
+	return shown[0]
 }
 
-// forwardLines copies r to w line by line, each line as soon as it is
+// forwardLines copies r to w byte for byte, each line as soon as it is
 // complete (a line longer than the read buffer is passed on in pieces as
 // they come), and gives rec a copy of each line. It returns at EOF or on an
 // error of either side.
 func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recorder, maxLine int) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // the start of a line longer than the buffer
-	longLen := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			// The copy is queued before the line is passed on, so that the
-			// recorder sees a request before the answer it causes.
-			at := time.Now()
-			switch {
-			case err == bufio.ErrBufferFull || long != nil || longLen > 0:
-				longLen += len(chunk)
-				if longLen <= maxLine {
-					long = append(long, chunk...)
-				}
-				if err != bufio.ErrBufferFull {
-					observeLine(rec, from, long, longLen, maxLine, at)
-					long, longLen = nil, 0
-				}
-			default:
-				observeLine(rec, from, append([]byte(nil), chunk...), len(chunk), maxLine, at)
-			}
-			if _, werr := w.Write(chunk); werr != nil {
-				return
-			}
-		}
-		if err != nil && err != bufio.ErrBufferFull {
-			if long != nil {
-				observeLine(rec, from, long, longLen, maxLine, time.Now())
-			}
-			return
-		}
-	}
-}
-
-func observeLine(rec *Recorder, from cassettes.Direction, line []byte, n, maxLine int, at time.Time) {
-	if n > maxLine {
-		line = fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", n, maxLine)
-	}
-	trimmed := trimEOL(line)
-	if len(trimmed) == 0 {
-		return
-	}
-	rec.Observe(from, trimmed, at)
-}
-
-func trimEOL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	jsonrpc.PumpLines(r, func(line []byte) error {
+		// The copy is queued before the line is passed on, so that the
+		// recorder sees a request before the answer it causes.
+		rec.Observe(from, bytes.Clone(line), time.Now())
+		return nil
+	}, &jsonrpc.PumpOptions{Max: maxLine, Copy: w, TooLong: func(e *jsonrpc.LineTooLongError) error {
+		rec.Observe(from, fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", e.Len, e.Max), time.Now())
+		return nil
+	}})
 }
 
 // lockedWriter serializes writes from several goroutines.
@@ -305,35 +188,4 @@ func (l *lockedWriter) endLine() {
 		l.w.Write([]byte{'\n'})
 		l.open = false
 	}
-}
-
-// exitReader reads the server's stdout. Once the server process has exited
-// (exit), a read waits at most exitDrainGrace for data: what the server
-// wrote before it exited is still read and forwarded, however slowly the
-// client takes it, but a descendant that keeps the pipe open and silent
-// does not keep the tap waiting.
-type exitReader struct {
-	f      *os.File
-	exited atomic.Bool
-}
-
-// exitDrainGrace is how long a read of the server's stdout waits for data
-// once the server process has exited.
-const exitDrainGrace = 200 * time.Millisecond
-
-// stderrDrainGrace is how long the copy of the server's stderr may go on
-// once the server has exited (when stderr is not a file).
-const stderrDrainGrace = time.Second
-
-func (r *exitReader) Read(p []byte) (int, error) {
-	if r.exited.Load() {
-		r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
-	}
-	return r.f.Read(p)
-}
-
-// exit says that the server process has exited.
-func (r *exitReader) exit() {
-	r.exited.Store(true)
-	r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
 }
