@@ -155,14 +155,14 @@ func checkHTTPCassette(t *testing.T, c *cassettes.Cassette, form string, sse, ap
 		if form != "" && in.HTTP.Form != form {
 			t.Errorf("tools/call %s: form %q, want %q", msg.Params, in.HTTP.Form, form)
 		}
-		if got := in.HTTP.RequestHeaders["X-Api-Key"]; apiKey && got != Redacted {
-			t.Errorf("X-Api-Key recorded as %q, want %q", got, Redacted)
+		if got := in.HTTP.RequestHeaders["X-Api-Key"]; apiKey && got != cassettes.Redacted {
+			t.Errorf("X-Api-Key recorded as %q, want %q", got, cassettes.Redacted)
 		}
-		if u := in.HTTP.URL; u == "" || (strings.Contains(strings.ToLower(u), "session") && !strings.Contains(u, "="+Redacted)) {
+		if u := in.HTTP.URL; u == "" || (strings.Contains(strings.ToLower(u), "session") && !strings.Contains(u, "="+cassettes.Redacted)) {
 			t.Errorf("tools/call %s: url %q, want the path with any session id redacted", msg.Params, u)
 		}
-		if sid, ok := in.HTTP.RequestHeaders["Mcp-Session-Id"]; ok && sid != Redacted {
-			t.Errorf("Mcp-Session-Id recorded as %q, want %q", sid, Redacted)
+		if sid, ok := in.HTTP.RequestHeaders["Mcp-Session-Id"]; ok && sid != cassettes.Redacted {
+			t.Errorf("Mcp-Session-Id recorded as %q, want %q", sid, cassettes.Redacted)
 		}
 	}
 	if calls < 8 {
@@ -309,7 +309,7 @@ func TestHTTPTapPassesStatusesAndWellKnown(t *testing.T) {
 		t.Fatalf("%d interactions, want 1 (the ping)", len(c.Interactions))
 	}
 	h := c.Interactions[0].HTTP
-	if h == nil || h.Status != 404 || h.Body != "session not found\n" || h.RequestHeaders["Mcp-Session-Id"] != Redacted {
+	if h == nil || h.Status != 404 || h.Body != "session not found\n" || h.RequestHeaders["Mcp-Session-Id"] != cassettes.Redacted {
 		t.Errorf("http member %+v", h)
 	}
 	if p := rec.pendingIDs(); len(p) != 0 {
