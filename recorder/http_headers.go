@@ -10,7 +10,6 @@ import (
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
-
 // keptHeaders are the headers that matter to MCP over HTTP, recorded with
 // each exchange (by canonical name). Secrets among them are redacted.
 var keptHeaders = map[string]bool{
