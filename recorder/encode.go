@@ -55,13 +55,7 @@ func appendInteraction(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	if in.HTTP != nil || in.When != nil || in.Fault != nil {
 		return appendInteractionJSON(dst, in)
 	}
-	size := 128 + len(in.Request) + len(in.Notification) + len(in.Match)
-	for i := range in.Exchange {
-		size += 96 + len(in.Exchange[i].Message)
-	}
-	if in.Response != nil {
-		size += 96 + len(in.Response.Message)
-	}
+	size := flatSize(in)
 	buf := flatBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*buf) <= maxFlatBuf {
@@ -76,6 +70,20 @@ func appendInteraction(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	dst = slices.Grow(dst, 2*len(flat))
 	dst = append(dst, "\n    "...)
 	return appendIndented(dst, flat, "    ", "  ")
+}
+
+// flatSize is a bound of the one-line form of a recorded interaction
+// (appendFlat); appendInteraction needs twice as much room in dst, for the
+// indented form.
+func flatSize(in *cassettes.Interaction) int {
+	size := 128 + len(in.Request) + len(in.Notification) + len(in.Match)
+	for i := range in.Exchange {
+		size += 96 + len(in.Exchange[i].Message)
+	}
+	if in.Response != nil {
+		size += 96 + len(in.Response.Message)
+	}
+	return size
 }
 
 // flatBufs hold the one-line forms that appendInteraction indents, so that

@@ -48,7 +48,9 @@ func (r *Recorder) encodeEarly() {
 		r.earlyFinish.FinishInteraction(&fin)
 		// Encodings go one after another into chunks of memory, each
 		// left to the collector once the interactions in it are spilled.
-		if need := 256 + 3*interactionSize(&fin); cap(r.chunk)-len(r.chunk) < need {
+		// The room appendInteraction asks for: with less, it would grow
+		// (copy) the whole chunk.
+		if need := 1 + 2*flatSize(&fin); cap(r.chunk)-len(r.chunk) < need {
 			r.chunk = make([]byte, 0, max(earlyChunk, need))
 		}
 		start := len(r.chunk)
@@ -71,18 +73,6 @@ const earlyChunk = 64 << 10
 // request, a notification, a line that is not JSON.
 func complete(in *cassettes.Interaction) bool {
 	return in.Response != nil || in.Notification != nil || in.Raw != nil
-}
-
-// interactionSize is the size of the messages of in.
-func interactionSize(in *cassettes.Interaction) int {
-	n := len(in.Request) + len(in.Notification)
-	for i := range in.Exchange {
-		n += len(in.Exchange[i].Message)
-	}
-	if in.Response != nil {
-		n += len(in.Response.Message)
-	}
-	return n
 }
 
 // saver writes the cassette after completed interactions (coalesced) and at
@@ -237,6 +227,14 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	if len(r.unspilled) == 0 {
 		r.arena = r.arena[:0]
 	}
+	// Room for all of them at once: an arena grown one interaction at a
+	// time is copied over and over (by a quarter each time once large: five
+	// times its size in all for the 100,000 interactions of a batch).
+	need := 0
+	for k := range gone {
+		need += 1 + 2*flatSize(&gone[k])
+	}
+	r.arena = slices.Grow(r.arena, need)
 	var encodeErr error
 	for k := range gone {
 		i := goneAt + k
