@@ -227,14 +227,6 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 	if len(r.unspilled) == 0 {
 		r.arena = r.arena[:0]
 	}
-	// Room for all of them at once: an arena grown one interaction at a
-	// time is copied over and over (by a quarter each time once large: five
-	// times its size in all for the 100,000 interactions of a batch).
-	need := 0
-	for k := range gone {
-		need += 1 + 2*flatSize(&gone[k])
-	}
-	r.arena = slices.Grow(r.arena, need)
 	var encodeErr error
 	for k := range gone {
 		i := goneAt + k
