@@ -176,4 +176,3 @@ func rawCalls(r io.Reader, w io.Writer, lines ...string) (testpeer.Transcript, e
 	}
 	return tr, nil
 }
-
