@@ -24,6 +24,7 @@ type runResult struct {
 	serveErr error
 	stats    replayer.Stats
 	misses   []replayer.Miss
+	missed   int64 // misses, including those not kept in misses
 	unused   []int
 	scripts  []replayer.Script
 	recorded string // the recorder's summary, for the recording modes
@@ -51,6 +52,7 @@ type counts struct {
 	Messages         int64 `json:"messages"`
 	Matched          int64 `json:"matched"`
 	Missed           int64 `json:"missed"`
+	Refused          int64 `json:"refused"`
 	Unused           int64 `json:"unused"`
 	FaultsFired      int   `json:"faultsFired"`
 	FaultsNeverFired int   `json:"faultsNeverFired"`
@@ -61,6 +63,7 @@ func (c *counts) add(o counts) {
 	c.Messages += o.Messages
 	c.Matched += o.Matched
 	c.Missed += o.Missed
+	c.Refused += o.Refused
 	c.Unused += o.Unused
 	c.FaultsFired += o.FaultsFired
 	c.FaultsNeverFired += o.FaultsNeverFired
@@ -150,12 +153,13 @@ func (res *runResult) report(r *replayFlags) cassetteReport {
 		cr.Error = res.serveErr.Error()
 	}
 	s := res.stats
-	cr.counts = counts{Sessions: s.Sessions, Messages: s.Messages, Matched: s.Matched, Missed: s.Unmatched, Unused: int64(s.Unused)}
+	cr.counts = counts{Sessions: s.Sessions, Messages: s.Messages, Matched: s.Matched, Missed: res.missed,
+		Refused: max(0, s.Unmatched-res.missed), Unused: int64(s.Unused)}
 	for _, m := range res.misses {
 		cr.Misses = append(cr.Misses, missReport{Method: m.Method, Tool: m.Tool, Message: m.Message(), Explanation: m.Report(),
 			Recorded: m.Recorded, Exhausted: m.Exhausted, Hint: m.Hint, Candidates: m.Candidates})
 	}
-	cr.MissesNotKept = max(0, s.Unmatched-int64(len(res.misses)))
+	cr.MissesNotKept = res.missed - int64(len(res.misses))
 	for _, i := range res.unused {
 		method, tool := interactionOf(t.cas, i)
 		cr.UnusedInteractions = append(cr.UnusedInteractions, interactionReport{Interaction: i, Method: method, Tool: tool})
@@ -218,7 +222,7 @@ func (rep *runReport) print(log *slog.Logger) {
 			log.Warn(fmt.Sprintf("run: %s: miss %d: %s", cr.Name, i+1, strings.TrimPrefix(m.Message, "mcpmock: ")))
 		}
 		if cr.MissesNotKept > 0 {
-			log.Warn(fmt.Sprintf("run: %s: %d more misses not kept", cr.Name, cr.MissesNotKept))
+			log.Warn(fmt.Sprintf("run: %s: and %d more misses (the first %d are kept)", cr.Name, cr.MissesNotKept, maxMisses))
 		}
 		if len(cr.UnusedInteractions) > 0 {
 			var parts []string
@@ -237,8 +241,8 @@ func (rep *runReport) print(log *slog.Logger) {
 		}
 	}
 	t := rep.Totals
-	line := fmt.Sprintf("run: %d cassettes, %d sessions, %d matched, %d missed, %d unused, %d faults fired, %d never fired; the command exited with status %d",
-		len(rep.Cassettes), t.Sessions, t.Matched, t.Missed, t.Unused, t.FaultsFired, t.FaultsNeverFired, rep.CommandStatus)
+	line := fmt.Sprintf("run: %d cassettes, %d sessions, %d matched, %d missed, %d refused by the protocol, %d unused, %d faults fired, %d never fired; the command exited with status %d",
+		len(rep.Cassettes), t.Sessions, t.Matched, t.Missed, t.Refused, t.Unused, t.FaultsFired, t.FaultsNeverFired, rep.CommandStatus)
 	if rep.ExitStatus == 0 {
 		log.Info(line + ": ok")
 		return
@@ -324,13 +328,17 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitFailure `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
 }
 
 func (rep *runReport) junit() junitSuites {
@@ -348,8 +356,8 @@ func (rep *runReport) junit() junitSuites {
 		class := "mcpmock." + cr.Name
 		s := junitSuite{Name: "mcpmock " + cr.Name, Time: secs, Timestamp: rep.StartedAt.Format("2006-01-02T15:04:05")}
 		var out1 strings.Builder
-		fmt.Fprintf(&out1, "%s (%s), mode %s, %s: %d sessions, %d messages, %d matched, %d missed, %d unused\n",
-			cr.Name, cr.Path, cr.Mode, cr.URL, cr.Sessions, cr.Messages, cr.Matched, cr.Missed, cr.Unused)
+		fmt.Fprintf(&out1, "%s (%s), mode %s, %s: %d sessions, %d messages, %d matched, %d missed, %d refused by the protocol, %d unused\n",
+			cr.Name, cr.Path, cr.Mode, cr.URL, cr.Sessions, cr.Messages, cr.Matched, cr.Missed, cr.Refused, cr.Unused)
 		for _, u := range cr.UnusedInteractions {
 			fmt.Fprintf(&out1, "unused: interaction %d %s\n", u.Interaction, strings.TrimSpace(u.Method+" "+u.Tool))
 		}
@@ -359,16 +367,16 @@ func (rep *runReport) junit() junitSuites {
 		if cr.Recorded != "" {
 			fmt.Fprintln(&out1, cr.Recorded)
 		}
-		c := junitCase{Name: "cassette " + cr.Name, Classname: class, Time: secs, SystemOut: out1.String()}
+		c := junitCase{Name: "cassette " + cr.Name, Classname: class, Time: secs, SystemOut: &junitText{out1.String()}}
 		var why []string
 		if cr.Error != "" {
 			why = append(why, cr.Error)
 		}
 		if cr.Missed > 0 && missesFail {
-			why = append(why, fmt.Sprintf("%d requests missed", cr.Missed))
+			why = append(why, fmt.Sprintf("%d requests matched nothing in the cassette", cr.Missed))
 		}
 		if cr.Unused > 0 && unusedFail {
-			why = append(why, fmt.Sprintf("%d recorded requests unused", cr.Unused))
+			why = append(why, fmt.Sprintf("%d recorded requests were used by no client", cr.Unused))
 		}
 		if len(why) > 0 {
 			c.Failure = &junitFailure{Message: strings.Join(why, "; "), Type: "mcpmock", Text: out1.String()}

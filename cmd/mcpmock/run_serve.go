@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -54,7 +55,8 @@ type runServed struct {
 // missLog keeps the misses of one cassette, for the summary and the
 // reports; beyond maxMisses it only counts them.
 type missLog struct {
-	mu     sync.Mutex // guards misses
+	n      atomic.Int64 // every miss
+	mu     sync.Mutex   // guards misses
 	misses []replayer.Miss
 }
 
@@ -62,6 +64,7 @@ type missLog struct {
 const maxMisses = 1000
 
 func (m *missLog) add(miss replayer.Miss) {
+	m.n.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.misses) < maxMisses {
@@ -260,6 +263,7 @@ func (s *runServed) stop(e *env, c *common, r *replayFlags) []runResult {
 		res := runResult{target: t, serveErr: end.err}
 		if t.eng != nil {
 			res.stats, res.misses, res.unused, res.scripts = t.eng.Stats(), t.misses.list(), t.eng.Unused(), t.eng.Scripts()
+			res.missed = t.misses.n.Load()
 			c.summaryLogger(e.stderr).Info(fmt.Sprintf("run: %s: replayed %s", t.name, res.stats))
 			if err := r.mf.afterReplay(t.path, t.cas, t.eng, c.summaryLogger(e.stderr)); err != nil && res.serveErr == nil {
 				res.serveErr = err

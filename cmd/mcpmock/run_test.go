@@ -356,3 +356,60 @@ func TestRunWords(t *testing.T) {
 		t.Errorf("envSuffix = %q", got)
 	}
 }
+
+// TestRunModes: the modes work through run, with the live server named by
+// --server: record writes the cassette from the HTTP and the stdio
+// clients' sessions, and a plain run then replays it to them; once
+// records a missing cassette; new-episodes forwards a miss and appends
+// it, so that the next plain run has no miss.
+func TestRunModes(t *testing.T) {
+	server := "w=" + joinWords(peerCommand(testpeer.GoSDKLegacy))
+	dir := t.TempDir()
+	runOnce := func(t *testing.T, path, steps string, flags ...string) (int, map[string]string) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "seen.json")
+		p := start(t, append(append([]string{"run", "-c", "w=" + path}, flags...), append([]string{"--"}, testCommand(steps, out)...)...)...)
+		s := p.wait(t)
+		b, _ := os.ReadFile(out)
+		var seen map[string]string
+		json.Unmarshal(b, &seen)
+		if s != 0 {
+			t.Logf("run exited with %d; stderr:\n%s", s, p.stderr)
+		}
+		return s, seen
+	}
+	// A stdio server is one session; an HTTP server takes them all.
+	upstream := "--upstream=w=" + httpUpstream(t, testpeer.GoSDK, testpeer.HTTPServerOptions{}) + "/mcp"
+	for _, tt := range []struct{ name, mode, live, steps string }{
+		{"record stdio server", "record", "--server=" + server, "mcpgo-stdio"},
+		{"once stdio server", "once", "--server=" + server, "gosdk-http"},
+		{"record http server", "record", upstream, "gosdk-http,gosdk-stdio"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name, "w.json")
+			s, recorded := runOnce(t, path, tt.steps, "--mode", tt.mode, tt.live)
+			if s != 0 {
+				t.Fatalf("--mode %s: exit %d", tt.mode, s)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("--mode %s wrote no cassette: %v", tt.mode, err)
+			}
+			s, replayed := runOnce(t, path, tt.steps)
+			if s != 0 {
+				t.Fatalf("replay of the recording: exit %d", s)
+			}
+			if diff := cmp.Diff(recorded, replayed); diff != "" || len(replayed) != len(strings.Split(tt.steps, ",")) {
+				t.Errorf("the replay differs from the recording (-recorded +replayed):\n%s", diff)
+			}
+		})
+	}
+	t.Run("new-episodes", func(t *testing.T) {
+		path := recordRaw(t)
+		if s, _ := runOnce(t, path, "miss-stdio", "--mode", "new-episodes", "--server", server); s != 0 {
+			t.Fatalf("--mode new-episodes: exit %d, want 0 (the miss goes to the live server)", s)
+		}
+		if s, seen := runOnce(t, path, "miss-stdio"); s != 0 || !strings.Contains(seen["miss-stdio"], "raw -> result") {
+			t.Fatalf("the plain run after new-episodes: exit %d, saw %q; want the appended answer", s, seen["miss-stdio"])
+		}
+	})
+}
