@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,6 +21,7 @@ import (
 // for run).
 type replayFlags struct {
 	strict, noValidate, allowMisses bool
+	report                          string // --report FILE (run_report.go)
 
 	h  replayHTTPFlags // replay_http.go: --listen and the listener's safety
 	m  matchFlags      // replay_match.go: matcher flags
@@ -33,6 +34,7 @@ func (r *replayFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.strict, "strict", false, "answer each recorded interaction at most once (a repeat is a miss)")
 	fs.BoolVar(&r.noValidate, "no-validate", false, "do not check tools/call arguments against the recorded inputSchema")
 	fs.BoolVar(&r.allowMisses, "allow-misses", false, "exit 0 even when a request matched nothing (by default a miss is a failure: exit status 1)")
+	fs.StringVar(&r.report, "report", "", "at the end, write a JSON report to `FILE` (sessions, matched, missed with explanations, unused, faults fired and never fired)")
 	r.h.register(fs)
 	r.m.register(fs)
 	r.f.register(fs)
@@ -67,6 +69,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if c.cassette == "" {
 		return usagef("replay needs -c CASSETTE")
 	}
+	started := time.Now()
 	h, mf := &r.h, &r.mf
 	plan, err := mf.decide(c.cassette, fs.Args())
 	if err != nil {
@@ -96,8 +99,8 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	// A miss is a request the cassette does not hold (explained, OnMiss);
 	// a refusal by the protocol itself (a version the recording does not
 	// speak, as the recorded server would refuse it) is not one.
-	var misses atomic.Int64
-	opts.OnMiss = func(replayer.Miss) { misses.Add(1) }
+	misses := &missLog{} // run_serve.go
+	opts.OnMiss = misses.add
 	if plan.Append {
 		// new-episodes: misses go to the live server.
 		u, err := replayer.DialUpstream(replayer.UpstreamOptions{Command: fs.Args(), URL: mf.upstream, Stderr: e.stderr})
@@ -134,8 +137,25 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		return serveErr
 	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
-	if err := mf.afterReplay(c.cassette, cas, eng, c.summaryLogger(e.stderr)); err != nil {
-		return err
+	afterErr := mf.afterReplay(c.cassette, cas, eng, c.summaryLogger(e.stderr))
+	if r.report != "" {
+		name := strings.TrimSuffix(filepath.Base(c.cassette), filepath.Ext(c.cassette))
+		t := &servedTarget{runTarget: &runTarget{name: name, path: c.cassette, plan: plan}, cas: cas}
+		res := runResult{target: t, serveErr: afterErr, stats: eng.Stats(), misses: misses.list(), missed: misses.n.Load(), unused: eng.Unused(), scripts: eng.Scripts()}
+		var exit *replayer.ExitError
+		if !errors.As(serveErr, &exit) {
+			res.serveErr = errors.Join(serveErr, afterErr)
+		}
+		rep := newRunReport(nil, started, 0, nil, []runResult{res}, &r, &runFlags{})
+		if exit != nil {
+			rep.ExitStatus, rep.Failures = exit.Status, append(rep.Failures, exit.Error())
+		}
+		if err := rep.write(r.report, ""); err != nil {
+			return err
+		}
+	}
+	if afterErr != nil {
+		return afterErr
 	}
 	var exit *replayer.ExitError
 	if errors.As(serveErr, &exit) {
@@ -144,7 +164,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if serveErr != nil {
 		return serveErr
 	}
-	return missed(misses.Load(), r.allowMisses)
+	return missed(misses.n.Load(), r.allowMisses)
 }
 
 // afterReplay writes what the replay of the cassette at path changes in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,5 +69,32 @@ func TestReplayExitStatusAfterMisses(t *testing.T) {
 				t.Errorf("stderr says the run failed for misses: %v, want %v; stderr:\n%s", failed, tt.want == 1, p.stderr)
 			}
 		})
+	}
+}
+
+// TestReplayReport: replay --report writes the JSON report of run for its
+// one cassette: the miss explained, the exit status it exits with.
+func TestReplayReport(t *testing.T) {
+	path := recordRaw(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	p := start(t, "replay", "-c", path, "--report", report, "--fault", "nope=close")
+	for _, line := range []string{initReq, weatherHit, weatherMiss} {
+		p.send(t, line)
+		p.recv(t)
+	}
+	p.stdin.Close()
+	if s := p.wait(t); s != 1 {
+		t.Fatalf("exit status %d, want 1", s)
+	}
+	rep := runReportOf(t, report)
+	if rep.ExitStatus != 1 || len(rep.Failures) != 1 || len(rep.Cassettes) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	c := rep.Cassettes[0]
+	if c.Name != "session" || c.Mode != "replay" || c.Sessions != 1 || c.Matched != 2 || c.Missed != 1 || len(c.Misses) != 1 || c.FaultsNeverFired != 1 {
+		t.Errorf("cassette report %+v", c)
+	}
+	if m := c.Misses[0]; m.Tool != "get_weather" || !strings.Contains(m.Message, `live "Boston"`) {
+		t.Errorf("miss %+v", m)
 	}
 }

@@ -29,7 +29,6 @@ type runFlags struct {
 	cassettes    []string // -c [NAME=]PATH, repeatable
 	upstreams    []string // --upstream [NAME=]URL, repeatable
 	servers      []string // --server [NAME=]COMMAND, repeatable
-	report       string
 	junit        string
 	failOnUnused bool
 }
@@ -71,7 +70,6 @@ func (e *env) runCommand(ctx context.Context, args []string) error {
 	repeatable(fs, "cassette", &rf.cassettes, "a cassette to serve, `[NAME=]PATH` (repeatable): its URL is in MCPMOCK_URL_<NAME> (NAME: the file name without extension when not given), the first one's also in MCPMOCK_URL")
 	repeatable(fs, "upstream", &rf.upstreams, "the live server of cassette NAME at `[NAME=]URL` (Streamable HTTP; repeatable; no NAME: the first cassette), for the modes that need one")
 	fs.StringArrayVar(&rf.servers, "server", nil, "the live server of cassette NAME as a stdio `[NAME=]COMMAND` (split into words as a shell does, without expansion; repeatable; no NAME: the first cassette)")
-	fs.StringVar(&rf.report, "report", "", "write a JSON report of the run to `FILE` (sessions, matched, missed with explanations, unused, faults fired and never fired)")
 	fs.StringVar(&rf.junit, "junit", "", "write a JUnit XML report to `FILE`: a test case per cassette and per miss")
 	fs.BoolVar(&rf.failOnUnused, "fail-on-unused", false, "also fail (exit 1) when a recorded request was used by no client")
 	fs.MarkHidden("listen") // each cassette gets a free loopback port
@@ -102,7 +100,7 @@ func (e *env) runCommand(ctx context.Context, args []string) error {
 	results := served.stop(e, &c, &r)
 	rep := newRunReport(argv, started, status, cmdErr, results, &r, &rf)
 	rep.print(c.summaryLogger(e.stderr))
-	if err := rep.write(rf.report, rf.junit); err != nil {
+	if err := rep.write(r.report, rf.junit); err != nil {
 		return err
 	}
 	return rep.err()

@@ -34,7 +34,7 @@ type runResult struct {
 type runReport struct {
 	// Version is the version of this format: 1.
 	Version       int      `json:"version"`
-	Command       []string `json:"command"`
+	Command       []string `json:"command,omitempty"`
 	CommandStatus int      `json:"commandStatus"`
 	CommandError  string   `json:"commandError,omitempty"`
 	// ExitStatus is mcpmock's exit status; Failures say why it is not 0.
@@ -73,8 +73,8 @@ type cassetteReport struct {
 	Name     string `json:"name"`
 	Path     string `json:"path"`
 	Mode     string `json:"mode"`
-	URL      string `json:"url"`
-	Variable string `json:"variable"`
+	URL      string `json:"url,omitempty"`
+	Variable string `json:"variable,omitempty"`
 	counts
 	Misses             []missReport        `json:"misses"`
 	MissesNotKept      int64               `json:"missesNotKept,omitempty"`
@@ -147,8 +147,11 @@ func newRunReport(argv []string, started time.Time, status int, cmdErr error, re
 // report is the part of the report about one cassette.
 func (res *runResult) report(r *replayFlags) cassetteReport {
 	t := res.target
-	cr := cassetteReport{Name: t.name, Path: t.path, Mode: string(t.plan.Mode), URL: t.url, Variable: "MCPMOCK_URL_" + t.suffix,
+	cr := cassetteReport{Name: t.name, Path: t.path, Mode: string(t.plan.Mode), URL: t.url,
 		Misses: []missReport{}, UnusedInteractions: []interactionReport{}, Faults: []faultReport{}, Recorded: res.recorded}
+	if t.suffix != "" {
+		cr.Variable = "MCPMOCK_URL_" + t.suffix
+	}
 	if res.serveErr != nil {
 		cr.Error = res.serveErr.Error()
 	}
