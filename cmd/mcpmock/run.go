@@ -72,7 +72,10 @@ func (e *env) runCommand(ctx context.Context, args []string) error {
 	fs.StringArrayVar(&rf.servers, "server", nil, "the live server of cassette NAME as a stdio `[NAME=]COMMAND` (split into words as a shell does, without expansion; repeatable; no NAME: the first cassette)")
 	fs.StringVar(&rf.junit, "junit", "", "write a JUnit XML report to `FILE`: a test case per cassette and per miss")
 	fs.BoolVar(&rf.failOnUnused, "fail-on-unused", false, "also fail (exit 1) when a recorded request was used by no client")
-	fs.MarkHidden("listen") // each cassette gets a free loopback port
+	// Each cassette gets a free loopback port.
+	fs.MarkHidden("listen")
+	fs.MarkHidden("allow-remote")
+	fs.Lookup("mode").Usage = "replay, record (forward and write new cassettes), once (replay the cassettes that exist, record the others), new-episodes (replay, forward a miss and append it) or passthrough (forward, write nothing); the live servers are --upstream [NAME=]URL or --server [NAME=]COMMAND"
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
