@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,8 @@ import (
 //	gosdk-stdio, mcpgo-stdio   the same over stdio, spawning MCPMOCK_ARGV
 //	hit-stdio, miss-stdio      raw lines: initialize and a call of
 //	                           get_weather that matches (New York) or not
+//	exit-stdio                 initialize and a call, then the status the
+//	                           spawned server exited with, as a step
 //	env                        print the MCPMOCK_ variables as JSON on stdout
 //	await-signal               print {"ready":true}, wait for SIGTERM or
 //	                           SIGINT, and exit 128+its number
@@ -84,6 +87,16 @@ func runClient(steps []string) int {
 			tr, err = spawned(ctx, argv, func(r io.ReadCloser, w io.WriteCloser) (testpeer.Transcript, error) {
 				return rawCalls(r, w, initReq, call)
 			})
+		case role == "exit-stdio":
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Stdin = strings.NewReader(initReq + "\n" + weatherHit + "\n")
+			cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+			err = cmd.Run()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				err = nil
+			}
+			tr = testpeer.Transcript{{Op: "server exit", Result: strconv.Itoa(cmd.ProcessState.ExitCode())}}
 		case role == "env":
 			vars := map[string]string{}
 			for _, kv := range os.Environ() {

@@ -413,3 +413,21 @@ func TestRunModes(t *testing.T) {
 		}
 	})
 }
+
+// TestRunStdioExitFault: a scripted exit:STATUS fault ends the stdio
+// server that a client spawned (MCPMOCK_COMMAND) with STATUS, as it ends
+// replay's own process.
+func TestRunStdioExitFault(t *testing.T) {
+	path := recordRaw(t)
+	out := filepath.Join(t.TempDir(), "seen.json")
+	p := start(t, append([]string{"run", "-c", path, "--fault", "get_weather=exit:5", "--"}, testCommand("exit-stdio", out)...)...)
+	if s := p.wait(t); s != 0 {
+		t.Fatalf("run exited with %d", s)
+	}
+	b, _ := os.ReadFile(out)
+	var seen map[string]string
+	json.Unmarshal(b, &seen)
+	if got := seen["exit-stdio"]; got != "server exit -> 5\n" {
+		t.Errorf("the spawned server: %q, want exit status 5", got)
+	}
+}
