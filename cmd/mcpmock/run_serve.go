@@ -112,17 +112,20 @@ func (e *env) serveTargets(ctx context.Context, c *common, r *replayFlags, targe
 	s := &runServed{cancel: cancel}
 	for _, t := range targets {
 		st, err := e.serveTarget(ctx, c, r, t, log)
+		if st != nil {
+			s.targets = append(s.targets, st) // stop waits for its server
+		}
 		if err != nil {
 			s.stop(e, c, r)
 			return nil, fmt.Errorf("cassette %s: %w", t.name, err)
 		}
 		st.argv = st.bridge.argv(exe)
-		s.targets = append(s.targets, st)
 	}
 	return s, nil
 }
 
-// serveTarget serves one cassette until ctx ends.
+// serveTarget serves one cassette until ctx ends. On an error after its
+// server started, it returns the target too, for stop to wait for it.
 func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *runTarget, log *slog.Logger) (*servedTarget, error) {
 	st := &servedTarget{runTarget: t, done: make(chan servedEnd, 1)}
 	catcher := &urlCatcher{w: e.stderr, url: make(chan string, 1)}
@@ -191,7 +194,7 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 	}
 	b, err := newRunBridge(ctx, serveStdio)
 	if err != nil {
-		return nil, err
+		return st, err
 	}
 	st.bridge = b
 	return st, nil
@@ -257,7 +260,9 @@ func (s *runServed) stop(e *env, c *common, r *replayFlags) []runResult {
 	s.cancel()
 	var out []runResult
 	for _, t := range s.targets {
-		t.bridge.close()
+		if t.bridge != nil {
+			t.bridge.close()
+		}
 		end := <-t.done
 		t.closeUpstream()
 		res := runResult{target: t, serveErr: end.err}

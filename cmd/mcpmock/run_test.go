@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
@@ -278,7 +279,14 @@ func TestRunForwardsSignals(t *testing.T) {
 func TestRunFaults(t *testing.T) {
 	path := recordRaw(t)
 	report := filepath.Join(t.TempDir(), "report.json")
-	p := start(t, append([]string{"run", "-c", path, "--report", report, "--fault", "get_weather#1=tool-error:API rate limit exceeded", "--fault", "get_wether=close", "--"},
+	overlay := filepath.Join(t.TempDir(), "overlay.json")
+	o := cassettes.New()
+	o.Interactions = append(o.Interactions, cassettes.Interaction{From: cassettes.FromClient, When: &cassettes.When{Nth: 2},
+		Request: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather"}}`), Fault: &cassettes.Fault{Close: true}})
+	if err := cassettes.Save(overlay, o); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, append([]string{"run", "-c", path, "--report", report, "--overlay", overlay, "--fault", "get_weather#1=tool-error:API rate limit exceeded", "--fault", "get_wether=close", "--"},
 		testCommand("hit-stdio", filepath.Join(t.TempDir(), "seen.json"))...)...)
 	if s := p.wait(t); s != 0 {
 		t.Fatalf("run exited with %d", s)
@@ -287,12 +295,13 @@ func TestRunFaults(t *testing.T) {
 	want := []faultReport{
 		{Source: "--fault 'get_weather#1=tool-error:API rate limit exceeded'", Method: "tools/call", Tool: "get_weather", Fired: 1},
 		{Source: "--fault get_wether=close", Method: "tools/call", Tool: "get_wether", Fired: 0},
+		{Source: "overlay " + overlay + " interaction 1", Method: "tools/call", Tool: "get_weather", Fired: 0},
 	}
 	if diff := cmp.Diff(want, rep.Cassettes[0].Faults); diff != "" {
 		t.Errorf("faults in the report (-want +got):\n%s", diff)
 	}
-	if rep.Totals.FaultsFired != 1 || rep.Totals.FaultsNeverFired != 1 {
-		t.Errorf("totals: %d fired, %d never fired; want 1 and 1", rep.Totals.FaultsFired, rep.Totals.FaultsNeverFired)
+	if rep.Totals.FaultsFired != 1 || rep.Totals.FaultsNeverFired != 2 {
+		t.Errorf("totals: %d fired, %d never fired; want 1 and 2", rep.Totals.FaultsFired, rep.Totals.FaultsNeverFired)
 	}
 	if s := p.stderr.String(); !strings.Contains(s, "--fault get_wether=close (tools/call get_wether) never fired") {
 		t.Errorf("the summary does not say which fault never fired:\n%s", s)
