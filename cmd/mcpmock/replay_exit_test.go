@@ -5,6 +5,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
 
 const (
@@ -96,5 +98,28 @@ func TestReplayReport(t *testing.T) {
 	}
 	if m := c.Misses[0]; m.Tool != "get_weather" || !strings.Contains(m.Message, `live "Boston"`) {
 		t.Errorf("miss %+v", m)
+	}
+}
+
+// TestRecordReport: record --report writes the report of the recording:
+// the cassette in mode record with what was recorded, the server's status.
+func TestRecordReport(t *testing.T) {
+	path := tempCassette(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	p := start(t, append([]string{"record", "-c", path, "--report", report, "--"}, peerCommand(testpeer.GoSDKLegacy)...)...)
+	p.send(t, initReq)
+	p.recv(t)
+	p.send(t, weatherHit)
+	p.recv(t)
+	p.stdin.Close()
+	if s := p.wait(t); s != 0 {
+		t.Fatalf("record exited with %d", s)
+	}
+	rep := runReportOf(t, report)
+	if rep.ExitStatus != 0 || rep.CommandStatus != 0 || len(rep.Cassettes) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if c := rep.Cassettes[0]; c.Mode != "record" || c.Path != path || !strings.Contains(c.Recorded, "in 2 interactions to "+path) {
+		t.Errorf("cassette report %+v", c)
 	}
 }

@@ -5,12 +5,15 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/recorder"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -410,4 +413,29 @@ func (rep *runReport) junit() junitSuites {
 		out.Suites = append(out.Suites, s)
 	}
 	return out
+}
+
+// writeRecordReport writes the report of mcpmock record to path, when
+// named: the one cassette in mode record with the recorder's summary, the
+// recorded server's status as commandStatus, and the exit status of err
+// (what endRecording returned). It returns err, or the error of writing.
+func writeRecordReport(path, cassette string, rec *recorder.Recorder, status int, err error, started time.Time) error {
+	if path == "" {
+		return err
+	}
+	name := strings.TrimSuffix(filepath.Base(cassette), filepath.Ext(cassette))
+	rep := &runReport{Version: 1, CommandStatus: status, Failures: []string{}, StartedAt: started.UTC(), DurationMs: time.Since(started).Milliseconds(),
+		Cassettes: []cassetteReport{{Name: name, Path: cassette, Mode: string(cassettes.ModeRecord), Recorded: rec.Summary(),
+			Misses: []missReport{}, UnusedInteractions: []interactionReport{}, Faults: []faultReport{}}}}
+	if err != nil {
+		rep.ExitStatus = exitCode(err, io.Discard)
+		rep.Failures = append(rep.Failures, err.Error())
+		if _, ok := err.(exitStatus); !ok {
+			rep.Cassettes[0].Error = err.Error()
+		}
+	}
+	if werr := rep.write(path, ""); werr != nil && err == nil {
+		return werr
+	}
+	return err
 }
