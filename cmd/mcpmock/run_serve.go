@@ -158,6 +158,7 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 		}
 		h := r.h
 		h.listen = "127.0.0.1:0"
+		notifyOnSignal(ctx, st.eng, log) // replay_signal_unix.go: SIGUSR1 sends a tools/list_changed
 		go func() { st.done <- servedEnd{err: h.serve(ctx, sub, st.eng, log)} }()
 		serveStdio = st.eng.Serve
 	} else {
@@ -187,6 +188,9 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 	case st.url = <-catcher.url:
 	case end := <-st.done:
 		st.closeUpstream()
+		if st.rec != nil {
+			st.rec.Close()
+		}
 		if end.err == nil {
 			end.err = fmt.Errorf("its server ended before it listened")
 		}
