@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/matcher"
 	"github.com/mcpmock/mcpmock/recorder"
 	"github.com/mcpmock/mcpmock/replayer"
 )
@@ -188,16 +189,11 @@ func interactionOf(c *cassettes.Cassette, i int) (method, tool string) {
 		return "", ""
 	}
 	var req struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	}
 	json.Unmarshal(c.Interactions[i-1].Request, &req)
-	if req.Method == "tools/call" {
-		tool = req.Params.Name
-	}
-	return req.Method, tool
+	return req.Method, matcher.Request{Method: req.Method, Params: req.Params}.Tool()
 }
 
 // scriptSource names a scripted interaction as the user wrote it: the

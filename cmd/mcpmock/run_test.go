@@ -179,6 +179,12 @@ func TestRunExitStatus(t *testing.T) {
 			if c.Missed != int64(tt.misses) || len(c.Misses) != tt.misses {
 				t.Fatalf("report: %d missed, %d explained, want %d", c.Missed, len(c.Misses), tt.misses)
 			}
+			if tt.steps == "env" {
+				want := []interactionReport{{Interaction: 1, Method: "initialize"}, {Interaction: 3, Method: "tools/call", Tool: "get_weather"}}
+				if diff := cmp.Diff(want, c.UnusedInteractions); diff != "" || c.Unused != 2 {
+					t.Errorf("unused interactions (-want +got):\n%s", diff)
+				}
+			}
 			j := junitOf(t, junit)
 			cases := j.Suites[0].Cases
 			if len(cases) != 1+tt.misses {
