@@ -78,8 +78,9 @@ func (m *missLog) list() []replayer.Miss {
 	return append([]replayer.Miss(nil), m.misses...)
 }
 
-// urlCatcher passes what a server writes to its stderr on, and delivers
-// the URL of its "listening on" line (httpguard.URLLine) once.
+// urlCatcher passes what a server writes to its stderr on, but for its
+// "listening on" line (httpguard.URLLine), whose URL it delivers once, for
+// run to print a line that names the cassette.
 type urlCatcher struct {
 	w    io.Writer
 	mu   sync.Mutex // guards seen
@@ -91,13 +92,14 @@ var urlLine = regexp.MustCompile(`listening on (http://\S+)`)
 
 func (u *urlCatcher) Write(p []byte) (int, error) {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	if !u.seen {
 		if m := urlLine.FindSubmatch(p); m != nil {
 			u.seen = true
 			u.url <- string(m[1])
+			return len(p), nil
 		}
 	}
-	u.mu.Unlock()
 	return u.w.Write(p)
 }
 
@@ -201,6 +203,7 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 		return st, err
 	}
 	st.bridge = b
+	fmt.Fprintf(e.stderr, "mcpmock: run: %s: listening on %s (MCPMOCK_URL_%s; stdio clients: MCPMOCK_COMMAND_%s)\n", t.name, st.url, t.suffix, t.suffix)
 	return st, nil
 }
 
