@@ -228,7 +228,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 	}
 	e.index = idx
 	for i, o := range e.opts.Overlays {
-		if err := e.addScripted(o, fmt.Sprintf("overlay %d", i+1), false); err != nil {
+		if err := e.addScripted(o, fmt.Sprintf("overlay %d", i+1), i+1, false); err != nil {
 			return nil, err
 		}
 	}
@@ -304,7 +304,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		}
 	}
 	e.findNoMessages(c)
-	if err := e.addScripted(c, "cassette", true); err != nil {
+	if err := e.addScripted(c, "cassette", 0, true); err != nil {
 		return nil, err
 	}
 	e.warnUnreachable()
@@ -326,6 +326,10 @@ func isResult(raw json.RawMessage) bool {
 
 // Stats are the engine's counters over all its sessions.
 type Stats struct {
+	// Sessions counts the sessions started: a stdio connection, an HTTP
+	// session; the requests without a session of an HTTP handler share
+	// one.
+	Sessions int64
 	// Messages counts the messages received from clients.
 	Messages int64
 	// Matched and Unmatched count requests answered from the cassette and
@@ -345,6 +349,7 @@ func (e *Engine) Stats() Stats {
 	used := len(e.used)
 	e.usedMu.Unlock()
 	return Stats{
+		Sessions:  e.sessions.Load(),
 		Messages:  e.stats.messages.Load(),
 		Matched:   e.stats.matched.Load(),
 		Unmatched: e.stats.unmatched.Load(),

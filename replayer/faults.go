@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -50,6 +51,33 @@ type scripted struct {
 	// m, when the interaction has a "match", matches live requests with
 	// those rules instead of by containment.
 	m matcher.Matcher
+	// overlay and position say where it comes from for Scripts: the
+	// 1-based overlay (0: the cassette) and interaction.
+	overlay, position int
+	fired             atomic.Int64 // calls it answered, over all sessions
+}
+
+// Script is a scripted interaction of an engine (an overlay's, or one of
+// the cassette's with "when" or "fault") and how often it fired.
+type Script struct {
+	// Overlay is the 1-based position of its overlay in Options.Overlays,
+	// 0 for the cassette itself; Interaction is its 1-based position there.
+	Overlay, Interaction int
+	// Method and, for tools/call, Tool are what it scripts.
+	Method, Tool string
+	// Fired counts the calls it answered, over all sessions.
+	Fired int64
+}
+
+// Scripts returns the engine's scripted interactions in the order they are
+// tried, with how often each fired so far: one that never fired in a whole
+// run is a script that a test meant to exercise and did not.
+func (e *Engine) Scripts() []Script {
+	out := make([]Script, len(e.scripted))
+	for i, sc := range e.scripted {
+		out[i] = Script{Overlay: sc.overlay, Interaction: sc.position, Method: sc.req.Method, Tool: sc.req.Tool(), Fired: sc.fired.Load()}
+	}
+	return out
 }
 
 // scriptState is a session's counters for scripted interactions.
@@ -64,7 +92,7 @@ type scriptState struct {
 // addScripted registers the client requests of a cassette as scripted
 // interactions: all of them (an overlay), or onlyScripted those with "when"
 // or "fault".
-func (e *Engine) addScripted(c *cassettes.Cassette, name string, onlyScripted bool) error {
+func (e *Engine) addScripted(c *cassettes.Cassette, name string, overlay int, onlyScripted bool) error {
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		if in.Request == nil || in.From != cassettes.FromClient || (onlyScripted && !in.Scripted()) {
@@ -75,7 +103,7 @@ func (e *Engine) addScripted(c *cassettes.Cassette, name string, onlyScripted bo
 			return fmt.Errorf("replayer: %s interaction %d: %w", name, i+1, err)
 		}
 		sc := &scripted{source: fmt.Sprintf("%s interaction %d", name, i+1), index: len(e.scripted),
-			req: matcher.Request{Method: msg.Method, Params: msg.Params}, in: in}
+			req: matcher.Request{Method: msg.Method, Params: msg.Params}, in: in, overlay: overlay, position: i + 1}
 		if in.When != nil {
 			sc.when = *in.When
 		}
@@ -136,6 +164,7 @@ func (s *session) trigger(live matcher.Request) *scripted {
 		}
 		if ok {
 			chosen = sc
+			sc.fired.Add(1)
 			if w.SetState != "" {
 				st.state = w.SetState
 			}

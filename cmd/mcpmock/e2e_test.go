@@ -205,7 +205,7 @@ func TestReplayMalformedLine(t *testing.T) {
 		t.Errorf("unrecorded method: code %d, want -32601", code)
 	}
 	p.stdin.Close()
-	if s := p.wait(t); s != 0 {
+	if s := p.wait(t); s != 1 {
 		t.Errorf("replay exited %d", s)
 	}
 	if !strings.Contains(p.stderr.String(), `arguments.location: recorded "New York", live "Boston"`) {

@@ -4,6 +4,7 @@
 //	mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]
 //	mcpmock record -c CASSETTE [flags] --upstream URL
 //	mcpmock replay -c CASSETTE [flags]
+//	mcpmock run -c [NAME=]CASSETTE... [flags] -- COMMAND [ARG...]
 //	mcpmock demo
 //	mcpmock cassette lint|show CASSETTE
 //	mcpmock version
@@ -137,6 +138,7 @@ Usage:
   mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]   record a stdio server's session
   mcpmock record -c CASSETTE [flags] --upstream URL        record an HTTP server's session
   mcpmock replay -c CASSETTE [flags]                       serve a cassette on stdio, or HTTP with --listen
+  mcpmock run -c [NAME=]CASSETTE... [flags] -- COMMAND...  serve cassettes to a test suite in any language
   mcpmock view [flags] CASSETTE...                         look at cassettes in the browser (or --html FILE)
   mcpmock demo                                             record and replay the bundled weather example
   mcpmock cassette lint CASSETTE...                        check cassettes
@@ -158,6 +160,10 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.record(ctx, args[1:])
 	case "replay":
 		return e.replay(ctx, args[1:])
+	case "run":
+		return e.runCommand(ctx, args[1:])
+	case connectCommand:
+		return e.connect(ctx, args[1:])
 	case "view":
 		return e.view(ctx, args[1:])
 	case "demo":

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/recorder"
@@ -14,12 +15,14 @@ func (e *env) record(ctx context.Context, args []string) error {
 	var g guardFlags       // record_guard.go: --deny-tools, --confirm, --call-timeout...
 	var fb forbidFlags     // record_forbid.go: --forbid, --forbid-env
 	var sf recordSaveFlags // record_save.go: --redact-*, --keep-timing
+	var report string      // --report FILE (run_report.go)
 	fs := newFlagSet("record", "mcpmock record -c CASSETTE [flags] -- COMMAND [ARG...]\n  mcpmock record -c CASSETTE [flags] --upstream URL", e.stdout)
 	c.register(fs)
 	h.register(fs)
 	g.register(fs)
 	fb.register(fs)
 	sf.register(fs)
+	fs.StringVar(&report, "report", "", "at the end, write a JSON report to `FILE` (what was recorded, the server's status, the exit status)")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
@@ -54,6 +57,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	var status int
 	var runErr error
 	if h.enabled() {
@@ -62,7 +66,8 @@ func (e *env) record(ctx context.Context, args []string) error {
 		roomForForwarders()
 		status, runErr = recorder.Stdio(ctx, argv, e.stdin, e.stdout, e.stderr, rec, so)
 	}
-	return e.endRecording(&c, rec, "", status, runErr)
+	err = e.endRecording(&c, rec, "", status, runErr)
+	return writeRecordReport(report, c.cassette, rec, status, err, started)
 }
 
 // endRecording closes the recorder at the end of a recording run and

@@ -128,7 +128,7 @@ func cmdTerminate(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Stdout().Write([]byte(b.stdout.String()))
 	ts.Stderr().Write([]byte(b.stderr.String()))
-	if got := exitStatusOf(b.waitErr); got != want {
+	if got := scriptExitStatus(b.waitErr); got != want {
 		ts.Fatalf("terminate: %s exited with %v, want status %d", args[0], b.waitErr, want)
 	}
 }

@@ -199,7 +199,7 @@ func scriptCommands() map[string]func() {
 
 // exitStatusOf is the exit status in an error of exec, or -1 when the
 // command did not run to an exit.
-func exitStatusOf(err error) int {
+func scriptExitStatus(err error) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -222,7 +222,7 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("exitcode: status %q is not a number", args[0])
 	}
 	err = ts.Exec(args[1], args[2:]...)
-	if got := exitStatusOf(err); got != want {
+	if got := scriptExitStatus(err); got != want {
 		ts.Fatalf("%s exited with %v, want status %d", args[1], err, want)
 	}
 }
@@ -350,7 +350,7 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	werr := waitErr
-	got := exitStatusOf(werr)
+	got := scriptExitStatus(werr)
 	switch {
 	case neg && got == 0:
 		ts.Fatalf("rpc: %s exited with status 0, want a failure", args[1])
