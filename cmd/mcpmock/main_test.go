@@ -39,9 +39,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "%s is no longer honoured: start mcpmock with start(t, ...), or with exec mcpmock in a script\n", beMain)
 		os.Exit(2)
 	}
-	if len(os.Args) > 1 && os.Args[1] == internalWeatherServer {
+	if len(os.Args) > 1 && (os.Args[1] == internalWeatherServer || os.Args[1] == connectCommand) {
 		// The demo, run in this process, re-executes "itself" (the test
-		// binary) as the weather server.
+		// binary) as the weather server; mcpmock run gives stdio clients
+		// "itself" with its hidden connect mode as the server to spawn.
 		main()
 	}
 	testpeer.Main()

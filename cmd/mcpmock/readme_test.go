@@ -68,9 +68,10 @@ var readmeCommands = map[string]readmeCommand{
 	"go run ./examples/weather/client -- mcpmock replay -c weather.json --fault 'get_weather#2=tool-error:API rate limit exceeded'": {
 		stdout: []string{weatherLines[0], "get_weather(London): tool error: API rate limit exceeded", weatherLines[2]},
 	},
-	"mcpmock replay -c weather.json --listen 127.0.0.1:0": {listens: true},
-	"go test ./examples/record":                           {stdout: []string{"ok"}},
-	"MCPMOCK_RECORD=1 go test ./examples/record":          {stdout: []string{"ok"}},
+	"mcpmock replay -c weather.json --listen 127.0.0.1:0":                                         {listens: true},
+	"go test ./examples/record":                                                                   {stdout: []string{"ok"}},
+	"MCPMOCK_RECORD=1 go test ./examples/record":                                                  {stdout: []string{"ok"}},
+	"mcpmock run -c weather.json -- sh -c 'go run ./examples/weather/client -- $MCPMOCK_COMMAND'": {stdout: weatherLines},
 }
 
 // readmeShellCommands returns the commands of the README's ```sh blocks:

@@ -17,10 +17,10 @@ import (
 
 // testCommand is the command line of the test binary as a test suite with
 // the given steps (run_client_test.go), writing what it saw to out. The
-// mcpmock that runs it has dropped beMain from its environment (TestMain);
-// the client sets it again for the mcpmock __connect it spawns.
+// stdio clients it plays spawn MCPMOCK_ARGV: the test binary with mcpmock's
+// connect mode, which TestMain runs as mcpmock.
 func testCommand(steps, out string) []string {
-	return []string{"env", beMain + "=1", runClientEnv + "=" + steps, runClientOut + "=" + out, os.Args[0]}
+	return []string{"env", runClientEnv + "=" + steps, runClientOut + "=" + out, os.Args[0]}
 }
 
 // recordedSession records the go-sdk client's script against the go-sdk
