@@ -187,10 +187,7 @@ func (b *builder) message(n int, from cassettes.Direction, at cassettes.Millis, 
 	case jsonrpc.KindRequest:
 		m.Kind, m.Method = "request", msg.Method
 		if mcp.Handshake(msg.Method) || b.session < 0 {
-			b.session++
-			b.pending = map[string]int{}
-			b.lastTools = nil
-			b.doc.Sessions = append(b.doc.Sessions, Session{Index: b.session, First: m.Seq})
+			b.newSession(m.Seq)
 		}
 		if name, ok := mcp.ToolName(msg.Params); ok && msg.Method == "tools/call" {
 			m.Tool = name
