@@ -40,6 +40,9 @@ const Version = 1
 // Cassette is one recorded session. The zero value is an empty cassette of
 // no version; New returns one ready to fill.
 type Cassette struct {
+	// Schema is the URL of the format's JSON Schema (the "$schema" member,
+	// for editors); Encode writes SchemaURL when it is empty.
+	Schema string `json:"$schema,omitempty"`
 	// Version is the format version; Load refuses any other than Version.
 	Version int `json:"version"`
 	// Meta describes where and how the session was recorded.

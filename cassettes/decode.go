@@ -399,6 +399,14 @@ func (l *loader) cassette() (*Cassette, error) {
 				c.Version, hasVersion = n, true
 				return e, true
 			})
+		case "$schema":
+			err = l.value(func(b []byte, i int) (int, bool) {
+				e, ok := jsonrpc.ValidAt(b, i, 1)
+				if !ok || e >= len(b) {
+					return e, false
+				}
+				return e, json.Unmarshal(b[i:e], &c.Schema) == nil
+			})
 		case "meta", "replay", "match":
 			err = l.value(func(b []byte, i int) (int, bool) {
 				e, ok := jsonrpc.ValidAt(b, i, 1)

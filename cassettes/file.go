@@ -2,6 +2,7 @@ package cassettes
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,6 +180,10 @@ func decode(data []byte) (*Cassette, *decodeError) {
 			return derr
 		}
 		switch key {
+		case "$schema":
+			if err := json.Unmarshal(v, &c.Schema); err != nil {
+				return fail(errors.New("want the URL of the format's JSON Schema, a string"))
+			}
 		case "version":
 			n, err := integer(v)
 			if err != nil {
@@ -402,9 +407,12 @@ func compactInPlace(raw *json.RawMessage) {
 // Encode returns the cassette as pretty-printed JSON with a final newline.
 // Messages keep their members in recorded order.
 func Encode(c *Cassette) ([]byte, error) {
-	if c.Interactions == nil {
+	if c.Interactions == nil || c.Schema == "" {
 		cc := *c
-		cc.Interactions = []Interaction{}
+		if cc.Interactions == nil {
+			cc.Interactions = []Interaction{}
+		}
+		cc.Schema = cmp.Or(cc.Schema, SchemaURL)
 		c = &cc
 	}
 	var buf bytes.Buffer

@@ -146,3 +146,25 @@ func TestSchemaRefusesWhatLoadRefuses(t *testing.T) {
 		t.Errorf("the schema's $id is %v, want SchemaURL %s (err %v)", m["$id"], SchemaURL, err)
 	}
 }
+
+// TestWrittenFilesNameTheSchema: a written cassette names the schema in its
+// first member, so that an editor finds it, and reading it back keeps it.
+func TestWrittenFilesNameTheSchema(t *testing.T) {
+	b, err := Encode(New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"$schema\": \"" + SchemaURL + "\",\n  \"version\": 1,"; !strings.HasPrefix(string(b), want) {
+		t.Errorf("Encode writes\n%s\nwant it to start with\n%s", b, want)
+	}
+	c, err := Parse("x.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Schema != SchemaURL {
+		t.Errorf("read back, $schema is %q", c.Schema)
+	}
+	if _, err := Parse("x.json", []byte(`{"$schema": 1, "version": 1, "interactions": []}`)); err == nil {
+		t.Error("a $schema that is not a string is accepted")
+	}
+}
