@@ -129,6 +129,7 @@ type Engine struct {
 
 	stats struct {
 		messages, matched, unmatched atomic.Int64
+		scripted                     atomic.Int64 // answered by a scripted interaction (faults.go)
 		neverSent                    atomic.Int64 // effects whose cause never came (cause.go)
 	}
 	usedMu sync.Mutex   // guards used
@@ -332,9 +333,14 @@ type Stats struct {
 	Sessions int64
 	// Messages counts the messages received from clients.
 	Messages int64
-	// Matched and Unmatched count requests answered from the cassette and
+	// Matched and Unmatched count requests answered from the recording and
 	// requests that matched nothing.
 	Matched, Unmatched int64
+	// Scripted counts requests that a scripted interaction answered: an
+	// overlay's, a --fault's, or one of the cassette's with "when" or
+	// "fault" (a fault applied to the recorded answer included). They are
+	// not counted as matched.
+	Scripted int64
 	// Unused counts recorded client requests that no session used.
 	Unused int
 	// NeverSent counts the server-initiated messages that ended sessions
@@ -353,6 +359,7 @@ func (e *Engine) Stats() Stats {
 		Messages:  e.stats.messages.Load(),
 		Matched:   e.stats.matched.Load(),
 		Unmatched: e.stats.unmatched.Load(),
+		Scripted:  e.stats.scripted.Load(),
 		Unused:    len(e.requests) - used,
 		NeverSent: e.stats.neverSent.Load(),
 	}
@@ -361,6 +368,9 @@ func (e *Engine) Stats() Stats {
 // Summary is the one-line summary printed at exit.
 func (s Stats) String() string {
 	out := fmt.Sprintf("%d messages, %d matched, %d unmatched, %d unused", s.Messages, s.Matched, s.Unmatched, s.Unused)
+	if s.Scripted > 0 {
+		out += fmt.Sprintf(", %d scripted", s.Scripted)
+	}
 	if s.NeverSent > 0 {
 		out += fmt.Sprintf(", %d server messages never sent (their cause never came)", s.NeverSent)
 	}

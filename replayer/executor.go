@@ -87,6 +87,10 @@ func (s *session) receive(msg *jsonrpc.Message, calls *inflight) *answerPlan {
 	switch {
 	case plan.Miss != nil:
 		note = "no match"
+	case plan.Scripted != "" && plan.Interaction > 0:
+		note = "scripted: " + plan.Scripted + ", on the answer of #" + strconv.Itoa(plan.Interaction)
+	case plan.Scripted != "":
+		note = "scripted: " + plan.Scripted
 	case plan.Interaction > 0:
 		note = "replayed #" + strconv.Itoa(plan.Interaction)
 	}

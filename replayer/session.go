@@ -147,7 +147,12 @@ func (s *session) handle(msg *jsonrpc.Message) *answerPlan {
 		}
 		return s.badCursor(msg, plan)
 	}
-	plan, latency := s.answerScripted(msg, sc, func() *answerPlan { return s.recordedPlan(msg, live) })
+	// A scripted interaction answers: counted as scripted, not as matched,
+	// also when it changes the recorded answer (its fault on the recording).
+	plan, latency := s.answerScripted(msg, sc, func() *answerPlan { return s.recordedPlanCounted(msg, live, false) })
+	if plan.Miss == nil {
+		s.e.stats.scripted.Add(1)
+	}
 	plan.Scripted = sc.source
 	if f := sc.in.Fault; f != nil {
 		plan = s.applyFault(plan, f, latency, msg.ID)
@@ -159,10 +164,18 @@ func (s *session) handle(msg *jsonrpc.Message) *answerPlan {
 
 // recordedPlan answers from the recording.
 func (s *session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *answerPlan {
+	return s.recordedPlanCounted(msg, live, true)
+}
+
+// recordedPlanCounted is recordedPlan; a recorded answer counts as matched
+// only when count is set (not when a scripted fault changes it).
+func (s *session) recordedPlanCounted(msg *jsonrpc.Message, live matcher.Request, count bool) *answerPlan {
 	r, miss := s.choose(live)
 	if r == nil {
 		if plan := s.synthesize(msg); plan != nil {
-			s.e.stats.matched.Add(1)
+			if count {
+				s.e.stats.matched.Add(1)
+			}
 			return plan
 		}
 		if plan := s.forward(msg, live); plan != nil { // new-episodes (episodes.go)
@@ -174,7 +187,9 @@ func (s *session) recordedPlan(msg *jsonrpc.Message, live matcher.Request) *answ
 		miss.id = msg.ID
 		return &answerPlan{Miss: miss, Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.rpcError()), missAnswer: true}}}
 	}
-	s.e.stats.matched.Add(1)
+	if count {
+		s.e.stats.matched.Add(1)
+	}
 	s.e.markUsed(r)
 	return s.answer(msg, r)
 }

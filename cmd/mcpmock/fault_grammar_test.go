@@ -55,3 +55,33 @@ func TestRulesForUnknownToolsAreWarned(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptedAnswersAreNotMatched: a call that a fault answered is logged
+// as scripted and counted as such (a no-answer fault was logged as
+// [replayed #2] and counted as matched).
+func TestScriptedAnswersAreNotMatched(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"r","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"New York"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`,
+	}, "\n") + "\n"
+	var stdout, stderr syncBuffer
+	err := run(testContext(t), []string{"replay", "-c", "../../examples/weather/testdata/weather.json",
+		"--fault", "get_weather#1=no-answer", "--fault", "get_weather#2=tool-error:boom"}, strings.NewReader(in), &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := stderr.String()
+	for _, want := range []string{
+		`→ 2 tools/call get_weather {"location":"New York"} [scripted: overlay 1 interaction 1, on the answer of #2]`,
+		`→ 3 tools/call get_weather {"location":"London"} [scripted: overlay 1 interaction 2]`,
+		`replayed 3 messages, 1 matched, 0 unmatched, 2 unused, 2 scripted`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "[replayed #2]") {
+		t.Errorf("a no-answer fault is logged as replayed:\n%s", log)
+	}
+}
