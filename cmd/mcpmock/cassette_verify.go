@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -40,6 +44,7 @@ func (e *env) cassetteVerify(ctx context.Context, args []string) error {
 	}
 	defer up.Close()
 	var drifts []cassettes.Drift
+	failed := map[string]*failure{} // calls that failed, by their error
 	for i, in := range c.Interactions {
 		if in.From != cassettes.FromClient || in.Scripted() {
 			continue
@@ -54,7 +59,31 @@ func (e *env) cassetteVerify(ctx context.Context, args []string) error {
 			continue
 		}
 		live, err := up.Call(ctx, in.Request)
+		if err != nil {
+			// Calls that fail alike (a live server that refuses the
+			// recorded protocol version answers every request with the same
+			// HTTP 400) are said once, with the interactions they are: the
+			// error without the method it names.
+			method := ""
+			if m, perr := jsonrpc.Parse(in.Request); perr == nil {
+				method = m.Method
+			}
+			key := strings.Replace(err.Error(), " "+method+": ", " ", 1)
+			if g, ok := failed[key]; ok {
+				g.interactions = append(g.interactions, i+1)
+				if !slices.Contains(g.methods, method) {
+					g.methods = append(g.methods, method)
+				}
+				continue
+			}
+			failed[key] = &failure{at: len(drifts), interactions: []int{i + 1}, methods: []string{method}}
+		}
 		drifts = append(drifts, cassettes.DriftOf(i, &in, live, err)...)
+	}
+	for msg, g := range failed {
+		if len(g.interactions) > 1 {
+			drifts[g.at] = cassettes.Drift{Breaking: true, Text: fmt.Sprintf("interactions %s (%s): now fail alike: %s", joinInts(g.interactions), strings.Join(g.methods, ", "), msg)}
+		}
 	}
 	var breaking, other int
 	for _, d := range drifts {
@@ -76,4 +105,24 @@ func (e *env) cassetteVerify(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: no drift\n", path)
 	}
 	return nil
+}
+
+// failure is the calls of cassette verify that failed with one error: the
+// place of its drift line, the 1-based interactions and their methods.
+type failure struct {
+	at           int
+	interactions []int
+	methods      []string
+}
+
+// joinInts writes 2, 4 and 6.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
