@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"strconv"
 	"strings"
 	"time"
@@ -143,16 +144,9 @@ func parseFault(spec string) (cassettes.Interaction, error) {
 			when.Probability, ok = p, err == nil && p >= 0 && p <= 1
 		case '@':
 			want = "@N/DURATION (past N calls within DURATION), e.g. @5/1m"
-			n, window, found := strings.Cut(arg, "/")
-			rl := &cassettes.RateLimit{}
-			if rl.Calls, ok = count(n); ok && found {
-				d, err := time.ParseDuration(window)
-				ok = err == nil && d > 0
-				rl.WindowMs = float64(d) / float64(time.Millisecond)
-			} else {
-				ok = false
-			}
-			when.RateLimit = rl
+			r, err := rate.Parse(arg)
+			ok = err == nil && r.N > 0
+			when.RateLimit = &cassettes.RateLimit{Calls: r.N, WindowMs: float64(r.Per) / float64(time.Millisecond)}
 		}
 		if !ok {
 			return cassettes.Interaction{}, fmt.Errorf("selector %q: %c%s: want %s", sel, op, arg, want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"log/slog"
 	"net"
 	"net/http"
@@ -53,7 +54,7 @@ func (f *limitFlags) register(fs *pflag.FlagSet) {
 
 // apply sets the limits of o.
 func (f *limitFlags) apply(o *httpguard.Options) error {
-	rate, err := httpguard.ParseRate(f.rateLimit)
+	rate, err := rate.Parse(f.rateLimit)
 	if err != nil {
 		return usagef("--rate-limit: %v", err)
 	}

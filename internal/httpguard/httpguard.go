@@ -15,6 +15,7 @@ package httpguard
 import (
 	"crypto/subtle"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"net/http"
 	"net/url"
 	"strings"
@@ -75,7 +76,7 @@ type Options struct {
 	// RateLimit bounds the requests of one client (one IP address) with a
 	// token bucket of RateLimit.N tokens refilled over RateLimit.Per; a
 	// request beyond it is answered 429 with Retry-After. Zero: no limit.
-	RateLimit Rate
+	RateLimit rate.Rate
 	// Now is the clock of the rate limit and of session expiry; nil means
 	// time.Now.
 	Now func() time.Time

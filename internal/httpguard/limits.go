@@ -3,6 +3,7 @@ package httpguard
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"log"
 	"math"
 	"net"
@@ -27,47 +28,11 @@ const (
 	// (sessions.go) are the others.
 )
 
-// Rate is a request rate: N requests per Per. The zero Rate is no limit.
-type Rate struct {
-	N   int
-	Per time.Duration
-}
-
-// String writes the rate as ParseRate reads it ("100/1s"), "" for none.
-func (r Rate) String() string {
-	if r.N <= 0 || r.Per <= 0 {
-		return ""
-	}
-	return strconv.Itoa(r.N) + "/" + r.Per.String()
-}
-
-// ParseRate reads "N/DURATION": "100/1s", "600/1m", or with a bare unit
-// "10/s", "300/m", "1000/h". "" is no limit.
-func ParseRate(s string) (Rate, error) {
-	if s == "" {
-		return Rate{}, nil
-	}
-	n, per, ok := strings.Cut(s, "/")
-	count, err := strconv.Atoi(strings.TrimSpace(n))
-	if !ok || err != nil || count <= 0 {
-		return Rate{}, fmt.Errorf("rate %q: want N/DURATION with N > 0, such as 100/1s or 600/m", s)
-	}
-	per = strings.TrimSpace(per)
-	if per != "" && !strings.ContainsAny(per[:1], "0123456789") {
-		per = "1" + per
-	}
-	d, err := time.ParseDuration(per)
-	if err != nil || d <= 0 {
-		return Rate{}, fmt.Errorf("rate %q: want N/DURATION with a positive Go duration, such as 100/1s or 600/m", s)
-	}
-	return Rate{N: count, Per: d}, nil
-}
-
 // limits is the part of the guard that enforces Options' limits.
 type limits struct {
 	maxBody     int64
 	readTimeout time.Duration
-	rate        Rate
+	rate        rate.Rate
 	now         func() time.Time
 	sessions    *sessionTable
 	bodies      budget

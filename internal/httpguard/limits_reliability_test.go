@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"io"
 	"net"
 	"net/http"
@@ -232,7 +233,7 @@ func TestRateLimit(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	u := serveLimited(t, echoBody(), &Options{RateLimit: Rate{N: 3, Per: 3 * time.Second}, Now: clock})
+	u := serveLimited(t, echoBody(), &Options{RateLimit: rate.Rate{N: 3, Per: 3 * time.Second}, Now: clock})
 	for i := range 3 {
 		if resp, _ := post(t, u, "{}", nil); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d", i+1, resp.StatusCode)
@@ -250,27 +251,5 @@ func TestRateLimit(t *testing.T) {
 	}
 	if resp, _ := post(t, u, "{}", nil); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("again: %d, want 429", resp.StatusCode)
-	}
-}
-
-func TestParseRate(t *testing.T) {
-	for in, want := range map[string]Rate{
-		"":         {},
-		"100/1s":   {100, time.Second},
-		"10/s":     {10, time.Second},
-		"600/m":    {600, time.Minute},
-		"5/250ms":  {5, 250 * time.Millisecond},
-		"1000/h":   {1000, time.Hour},
-		" 3 / 2s ": {3, 2 * time.Second},
-	} {
-		got, err := ParseRate(in)
-		if err != nil || got != want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"100", "0/s", "-1/s", "x/s", "10/", "10/0s", "10/xyz"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
 	}
 }
