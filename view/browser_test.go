@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -25,6 +26,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
 // browser starts a headless Chromium for the test.
@@ -264,4 +267,41 @@ func BenchmarkBrowserTenThousand(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestBrowserLive: the page of a live view draws messages as they pass.
+func TestBrowserLive(t *testing.T) {
+	live := NewLive("live", nil)
+	srv := httptest.NewServer(live.Handler())
+	t.Cleanup(srv.Close) // after the browser (cleanups run last first): its event stream holds a connection
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), ready); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(live)
+	for i, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Sunny"}]}}`,
+	} {
+		msg, err := jsonrpc.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := livelog.ToServer
+		if i == 1 {
+			dir = livelog.ToClient
+		}
+		livelog.Message(log, dir, msg, 0, "replayed #2")
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`body[data-messages="2"]`)), chromedp.WaitVisible(chromedp.CSS(`#diagrams .row[data-seq="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#diagrams`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "tools/call get_weather") || !strings.Contains(text, "Sunny") || !strings.Contains(text, "[replayed #2]") {
+		t.Errorf("the live diagram:\n%s", text)
+	}
+	screenshot(t, ctx, "live")
 }

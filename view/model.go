@@ -82,6 +82,9 @@ type Message struct {
 	Batch int `json:"batch,omitempty"`
 	// HTTP is the interaction's HTTP facts, on its request.
 	HTTP *cassettes.HTTP `json:"http,omitempty"`
+	// Note is what mcpmock said of it as it passed, in a live view:
+	// "replayed #4", "no match", "scripted: overlay 1 interaction 2".
+	Note string `json:"note,omitempty"`
 	// JSON is the message itself; Raw a line that was not JSON-RPC.
 	JSON json.RawMessage `json:"json,omitempty"`
 	Raw  string          `json:"raw,omitempty"`

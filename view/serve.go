@@ -26,6 +26,9 @@ type Entry struct {
 	Name     string `json:"name"`
 	Messages int    `json:"messages"`
 	Sessions int    `json:"sessions"`
+	// Live is true for the traffic of a tap or a replay as it passes
+	// (GET /api/events says when more came).
+	Live bool `json:"live,omitempty"`
 }
 
 // Handler serves the page and its JSON API:

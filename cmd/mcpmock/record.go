@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -41,6 +42,11 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	log, stopUI, err := c.withUI(ctx, e, filepath.Base(c.cassette), log)
+	if err != nil {
+		return err
+	}
+	defer stopUI()
 	if log, err = fb.liveLog(log, ro.Save); err != nil { // record_forbid.go
 		return err
 	}

@@ -85,6 +85,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	log, stopUI, err := c.withUI(ctx, e, filepath.Base(c.cassette), log)
+	if err != nil {
+		return err
+	}
+	defer stopUI()
 	cas, err := cassettes.Load(c.cassette)
 	if err != nil {
 		return err

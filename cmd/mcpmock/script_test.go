@@ -150,7 +150,6 @@ func TestScript(t *testing.T) {
 // line" of DESIGN.md, by the name the scripts use in [gap:NAME]: what the
 // contract says, and what the binary does instead.
 var knownGaps = map[string]string{
-	"ui":                   "record and replay take --ui ADDR (a web view of the live traffic); the flag is unknown",
 	"cassette-diff":        "mcpmock cassette diff A B exits 0 or 1 as diff(1) does (2 for trouble); the subcommand is unknown",
 	"cassette-import":      "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
 	"record-upstream-down": "a record that failed is status 1; record --upstream URL whose server never answered (connection refused) saves nothing and exits 0 (record_http.go)",

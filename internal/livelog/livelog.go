@@ -32,9 +32,29 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	line, level, attrs := describe(redactorOf(l), dir, msg, latency, note)
+	rd := redactorOf(l)
+	line, level, attrs := describe(rd, dir, msg, latency, note)
+	if v, ok := l.Handler().(Viewer); ok && v.TakesMessages() {
+		full, _ := rd.RedactJSON(msg.Raw)
+		attrs = append(attrs, slog.Any(MessageKey, json.RawMessage(full)), slog.String(NoteKey, note))
+	}
 	l.LogAttrs(context.Background(), level, line, attrs...)
 }
+
+// A Viewer is a slog.Handler that shows messages whole (the web view of
+// mcpmock view, live): Message adds each message to its record, redacted as
+// the line is, as the attribute MessageKey, and the note as NoteKey. Other
+// handlers get neither, so that the live log costs what it did.
+type Viewer interface {
+	slog.Handler
+	TakesMessages() bool
+}
+
+// The attributes that a Viewer gets beside the others.
+const (
+	MessageKey = "message"
+	NoteKey    = "note"
+)
 
 // Describe returns the log line of a message, its level (warnings for
 // errors) and its attributes for structured logs, with the secrets that

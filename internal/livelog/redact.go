@@ -47,6 +47,12 @@ type redactHandler struct {
 	rd   *cassettes.Redactor
 }
 
+// TakesMessages passes on what the next handler asks (Viewer).
+func (h *redactHandler) TakesMessages() bool {
+	v, ok := h.next.(Viewer)
+	return ok && v.TakesMessages()
+}
+
 func (h *redactHandler) Enabled(ctx context.Context, level slog.Level) bool {
 	return h.next.Enabled(ctx, level)
 }

@@ -44,7 +44,32 @@ async function load() {
   const embedded = document.getElementById("mcpmock-data");
   if (embedded) return JSON.parse(embedded.textContent);
   const list = await (await fetch("api/cassettes")).json();
+  state.live = list.length > 0 && list[0].live;
   return Promise.all(list.map(async (c) => (await fetch("api/cassettes/" + c.index)).json()));
+}
+
+// follow keeps a live view up to date: the server says when messages came,
+// the page fetches the model again and draws it where the reader is.
+function follow() {
+  const events = new EventSource("api/events");
+  let fetching = false;
+  events.addEventListener("messages", async (ev) => {
+    if (fetching || Number(ev.data) === state.docs[0].messages.length) return;
+    fetching = true;
+    try {
+      const doc = await (await fetch("api/cassettes/0")).json();
+      const scroll = state.diagrams.map((d) => d.scroll.scrollTop);
+      const atEnd = state.diagrams.map((d) => d.scroll.scrollTop + d.scroll.clientHeight >= d.scroll.scrollHeight - 2 * ROW);
+      const selected = state.selected;
+      state.docs[0] = doc;
+      draw();
+      state.diagrams.forEach((d, i) => { d.scroll.scrollTop = atEnd[i] ? d.scroll.scrollHeight : scroll[i]; d.render(true); });
+      if (selected && selected.doc && selected.seq < doc.messages.length) select(doc, selected.seq);
+      document.body.dataset.messages = String(doc.messages.length);
+    } finally {
+      fetching = false;
+    }
+  });
 }
 
 // label is the text of a message's arrow.
@@ -57,6 +82,7 @@ function label(m) {
   if (m.tool) parts.push(m.tool);
   if (m.error) parts.push("✗ " + m.error);
   else if (m.summary) parts.push(m.summary);
+  if (m.note) parts.push("[" + m.note + "]");
   return parts.join(" ");
 }
 
@@ -257,6 +283,7 @@ function select(doc, seq) {
   const table = el("table", {});
   for (const [k, v] of rows) if (v !== undefined && v !== "" && v !== 0) table.append(el("tr", {}, el("th", {}, k), el("td", {}, String(v))));
   const parts = [el("h2", {}, label(m)), table];
+  if (m.note) parts.push(el("p", {}, "mcpmock: " + m.note));
   if (m.error) parts.push(el("p", { class: "error-text" }, (m.kind === "error" ? "protocol error: " : "tool error: ") + m.error));
   if (m.http) {
     const h = m.http, t = el("table", {});
@@ -359,6 +386,8 @@ load().then((docs) => {
   }
   draw();
   document.body.dataset.ready = "true";
+  document.body.dataset.messages = String(docs[0].messages.length);
+  if (state.live) follow();
 }).catch((err) => {
   document.getElementById("diagrams").replaceChildren(el("p", { class: "error-text" }, "mcpmock view: " + err));
 });
