@@ -38,6 +38,8 @@ type BridgeOptions struct {
 	// has to exit after its stdin closes, then after SIGTERM
 	// (StdioBridge); 0 means 5 seconds.
 	StopTimeout time.Duration
+	// Guard, if set, decides what passes (relay.go); nil forwards all.
+	Guard Filter
 }
 
 func (o *BridgeOptions) defaults() BridgeOptions {
@@ -79,6 +81,7 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.ctx = ctx
+	b.relay = newRelay(ctx, o.Guard, relayEnds[bridgeAt]{toClient: b.toClient, toServer: b.toServer})
 
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -107,7 +110,7 @@ loop:
 	for {
 		select {
 		case line := <-lines:
-			b.send(line)
+			b.fromClient(line)
 		case err := <-readErr:
 			if !errors.Is(err, io.EOF) {
 				o.Logger.Warn(fmt.Sprintf("mcpmock: reading the client: %v", err))
@@ -117,7 +120,9 @@ loop:
 			break loop
 		}
 	}
-	// The client is gone: give the requests in flight their time.
+	// The client is gone: its held calls are withdrawn and the clocks
+	// stopped; the requests in flight get their time.
+	b.relay.close()
 	done := make(chan struct{})
 	go func() { b.inflight.Wait(); close(done) }()
 	select {
@@ -142,8 +147,12 @@ type clientBridge struct {
 	log    *slog.Logger
 	client *http.Client
 
+	// relay carries the messages both ways, through the guard if there
+	// is one (relay.go); its ends are toClient and toServer.
+	relay *relay[bridgeAt]
+
 	inflight sync.WaitGroup // POSTs waiting for their answers
-	streams  sync.WaitGroup // the GET stream
+	streams  sync.WaitGroup // the GET stream, the guard's own POSTs
 	ex       atomic.Uint64
 
 	mu      sync.Mutex // guards session, version and getOpen
@@ -152,15 +161,73 @@ type clientBridge struct {
 	getOpen bool
 }
 
-// send posts one client line. A request is answered on its own goroutine;
-// a notification or a response is sent before the next line is read, so
-// that the server sees the client's messages in order.
-func (b *clientBridge) send(line []byte) {
-	var first *jsonrpc.Message
-	elems, _, err := jsonrpc.SplitBatch(line)
-	if err == nil && len(elems) > 0 {
-		first, _ = jsonrpc.Parse(elems[0])
+// bridgeAt is what the bridge's relay ends know of a message: the
+// exchange of the client's message (the POST that carries it, numbered
+// when it came, or the one whose response carried a server message), how a
+// server message travelled, and whether the client's answer is the
+// bridge's own (unrecorded: an error for a request the server left
+// unanswered, an answer to the guard's own request).
+type bridgeAt struct {
+	ex         uint64
+	note       HTTPNote
+	unrecorded bool
+}
+
+// fromClient records one client line, as the client sent it, under the
+// exchange that will carry it, and gives it to the relay.
+func (b *clientBridge) fromClient(line []byte) {
+	h := http.Header{}
+	b.setHeaders(h, firstMessage(line))
+	ex := b.tap.exchanges.Add(1)
+	u := *b.tap.upstream
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(h), URL: recordedURL(&u)})
+	b.relay.fromClient(bridgeAt{ex: ex}, "", line)
+}
+
+// toClient writes a message for the client as a line and records it
+// (relay.go): a server message as it travelled, the guard's answer on the
+// exchange of the client's message.
+func (b *clientBridge) toClient(at bridgeAt, msg []byte, own bool) error {
+	if !at.unrecorded {
+		note := at.note
+		if own {
+			note = HTTPNote{Exchange: at.ex}
+		}
+		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), note)
 	}
+	_, err := b.out.Write(append(bytes.Clone(msg), '\n'))
+	return err
+}
+
+// toServer posts a message (relay.go): the client's, on its exchange, or
+// the guard's own on an exchange that is not recorded.
+func (b *clientBridge) toServer(at bridgeAt, msg []byte, own bool) error {
+	if own {
+		b.send(msg, 0)
+		return nil
+	}
+	b.send(msg, at.ex)
+	return nil
+}
+
+// firstMessage is the message, or the first of a batch; nil if there is
+// none.
+func firstMessage(line []byte) *jsonrpc.Message {
+	elems, _, err := jsonrpc.SplitBatch(line)
+	if err != nil || len(elems) == 0 {
+		return nil
+	}
+	m, _ := jsonrpc.Parse(elems[0])
+	return m
+}
+
+// send posts one message on exchange ex (0: one of the guard's own, not
+// recorded). A request is answered on its own goroutine; a notification
+// or a response is sent before the next line is read, so that the server
+// sees the client's messages in order.
+func (b *clientBridge) send(line []byte, ex uint64) {
+	first := firstMessage(line)
+	elems, _, _ := jsonrpc.SplitBatch(line)
 	hasRequest := false
 	var ids []jsonrpc.ID
 	for _, el := range elems {
@@ -174,8 +241,10 @@ func (b *clientBridge) send(line []byte) {
 		return
 	}
 	b.setHeaders(req.Header, first)
-	ex := b.tap.exchanges.Add(1)
-	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.Header), URL: recordedURL(req.URL)})
+	if ex == 0 {
+		b.goOwn(func() { b.post(req, 0, ids, first) })
+		return
+	}
 	if !hasRequest {
 		b.post(req, ex, nil, first)
 		return
@@ -184,6 +253,16 @@ func (b *clientBridge) send(line []byte) {
 	go func() {
 		defer b.inflight.Done()
 		b.post(req, ex, ids, first)
+	}()
+}
+
+// goOwn runs a POST of the guard's own, which the end of the bridge waits
+// for (after its context is cancelled).
+func (b *clientBridge) goOwn(f func()) {
+	b.streams.Add(1)
+	go func() {
+		defer b.streams.Done()
+		f()
 	}()
 }
 
@@ -218,20 +297,25 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 	form := formOf(resp)
 	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
 	answered := map[jsonrpc.ID]bool{}
+	// The guard's own POSTs (ex 0) are not recorded.
+	observeResponse := func(n HTTPNote) {
+		if ex != 0 {
+			b.rec.ObserveHTTPResponse(n, time.Now())
+		}
+	}
 	deliver := func(data []byte, n HTTPNote) {
 		data = bytes.TrimSpace(data)
 		if len(data) == 0 {
 			return
 		}
-		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), n)
 		if m, err := jsonrpc.Parse(data); err == nil && m.Kind() == jsonrpc.KindResponse {
 			answered[m.ID] = true
 			b.learn(m, msg)
 		}
-		b.out.Write(append(bytes.Clone(data), '\n'))
+		b.relay.fromServer(bridgeAt{ex: ex, note: n, unrecorded: ex == 0}, "", bytes.Clone(data))
 	}
 	if form == "sse" {
-		b.rec.ObserveHTTPResponse(note, time.Now())
+		observeResponse(note)
 		lastID := b.readStream(resp.Body, ex, "", deliver)
 		// A stream that ended before its answers (2025-11-25 lets a server
 		// close it and the client poll): resume it with Last-Event-ID.
@@ -249,8 +333,10 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 			}
 			msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", b.tap.upstream.Redacted(), size, b.tap.max)
 			b.log.Warn(msg)
-			b.rec.ObserveHTTPResponse(note, time.Now())
-			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+			if ex != 0 {
+				b.rec.ObserveHTTPResponse(note, time.Now())
+				b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+			}
 			b.failAll(ids, msg)
 			return
 		}
@@ -267,7 +353,7 @@ func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg 
 		if len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
 			note.Body = string(data)
 		}
-		b.rec.ObserveHTTPResponse(note, time.Now())
+		observeResponse(note)
 		if note.Body == "" && len(trimmed) > 0 {
 			if m, err := jsonrpc.Parse(trimmed); err == nil && m.Kind() == jsonrpc.KindResponse && m.ID == "null" && len(ids) == 1 {
 				// An error with no id (a refused POST) answers the request.
@@ -342,7 +428,7 @@ func (b *clientBridge) readStream(body io.Reader, ex uint64, stream string, deli
 		}
 		if message {
 			deliver(ev.Data, HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
-		} else if ev.HasID && stream == "" {
+		} else if ev.HasID && stream == "" && ex != 0 {
 			b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
 		}
 	}
@@ -397,9 +483,7 @@ func (b *clientBridge) getStream() {
 		return // 405: the server has no GET stream
 	}
 	b.readStream(resp.Body, 0, "get", func(data []byte, n HTTPNote) {
-		data = bytes.TrimSpace(data)
-		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), n)
-		b.out.Write(append(bytes.Clone(data), '\n'))
+		b.relay.fromServer(bridgeAt{note: n}, "", bytes.Clone(bytes.TrimSpace(data)))
 	})
 }
 
@@ -424,9 +508,11 @@ func (b *clientBridge) endSession() {
 }
 
 // failAll answers requests that will get no answer from the server with a
-// JSON-RPC error of mcpmock's (not recorded).
+// JSON-RPC error of mcpmock's (not recorded). The errors pass through the
+// relay as the server's answers would: the guard drops one for a call it
+// has already answered (timed out), and keeps one for its own request.
 func (b *clientBridge) failAll(ids []jsonrpc.ID, message string) {
 	for _, id := range ids {
-		b.out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}), '\n'))
+		b.relay.fromServer(bridgeAt{unrecorded: true}, "", jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}))
 	}
 }

@@ -14,111 +14,35 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/guard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
-// Interceptor decides what passes through a tap (package guard implements
-// it; the command adapts it). With an Interceptor the tap is no longer
-// transparent, and the cassette records the conversation as the client saw
-// it: the client's messages as it sent them, and the answers as they reached
-// it (the interceptor's own refusals and replacements included). Messages
-// that only the server saw (a notifications/cancelled of a timed-out call)
-// and answers the client never got (a late answer after a timeout, a
-// tools/list before its denied tools were removed) are not recorded, so that
-// replaying the cassette reproduces the guarded server.
-type Interceptor interface {
-	// FromClient decides about a message from the client; session keeps
-	// request ids of different clients apart.
-	FromClient(session string, msg []byte) Verdict
-	// FromServer decides about a message from the server.
-	FromServer(session string, msg []byte) Verdict
-}
-
-// Verdict is what an Interceptor decided about one message. A zero Verdict
-// drops it.
-type Verdict struct {
-	// Forward is the message to pass on, as it came or changed.
-	Forward []byte
-	// Reply is an answer to the message's sender instead of passing it on.
-	Reply []byte
-	// Hold, when set, is called (it may block until a person answers) and
-	// its Verdict carried out instead.
-	Hold func(ctx context.Context) Verdict
-	// Timeout and Expire: when Timeout passes after Forward went out,
-	// Expire returns what to send the client and the messages to send the
-	// server, or nils.
-	Timeout time.Duration
-	Expire  func() (toClient []byte, toServer [][]byte)
-	// ToServer is a request of the interceptor's own for the server (a
-	// tools/list after list_changed); its answer comes back through
-	// FromServer. Neither is recorded.
-	ToServer []byte
+// stdioRelay is the relay of the guarded stdio tap: lines to the child's
+// stdin and to the client's stdout. (A line is one Write: pipes and
+// *os.File do not interleave concurrent Writes, and lockedWriter
+// serializes the rest.)
+func stdioRelay(ctx context.Context, f Filter, toServer io.Writer, toClient *lockedWriter, rec *Recorder) *relay[struct{}] {
+	server := &lockedWriter{w: toServer}
+	return newRelay(ctx, f, relayEnds[struct{}]{
+		toClient: func(_ struct{}, msg []byte, _ bool) error {
+			rec.Observe(cassettes.FromServer, msg, time.Now())
+			_, err := toClient.Write(append(msg[:len(msg):len(msg)], '\n'))
+			return err
+		},
+		toServer: func(_ struct{}, msg []byte, _ bool) error {
+			_, err := server.Write(append(msg[:len(msg):len(msg)], '\n'))
+			return err
+		},
+	})
 }
 
 // guardClientLines reads the client's messages, records each as the client
-// sent it, and carries out the interceptor's verdicts: forwarding to the
-// server, answering the client (and recording the answer), waiting for a
-// person without stopping the other messages, timing out calls. It returns
-// at the client's EOF, after the held calls are withdrawn and the timers
-// stopped.
-func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Writer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
-	server := &lockedWriter{w: toServer}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup // the held calls
-	var tmu sync.Mutex    // guards timers
-	timers := map[*time.Timer]bool{}
-	defer func() {
-		cancel()
-		wg.Wait()
-		tmu.Lock()
-		for t := range timers {
-			t.Stop()
-		}
-		tmu.Unlock()
-	}()
-	reply := func(msg []byte) {
-		rec.Observe(cassettes.FromServer, msg, time.Now())
-		toClient.Write(append(msg[:len(msg):len(msg)], '\n'))
-	}
-	var apply func(v Verdict)
-	apply = func(v Verdict) {
-		switch {
-		case v.Hold != nil:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				apply(v.Hold(ctx))
-			}()
-		case v.Reply != nil:
-			reply(v.Reply)
-		}
-		if v.ToServer != nil {
-			server.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
-		}
-		if v.Forward == nil {
-			return
-		}
-		if v.Timeout > 0 && v.Expire != nil {
-			var t *time.Timer
-			t = time.AfterFunc(v.Timeout, func() {
-				tmu.Lock()
-				delete(timers, t)
-				tmu.Unlock()
-				c, ss := v.Expire()
-				for _, s := range ss {
-					server.Write(append(s[:len(s):len(s)], '\n'))
-				}
-				if c != nil {
-					reply(c)
-				}
-			})
-			tmu.Lock()
-			timers[t] = true
-			tmu.Unlock()
-		}
-		server.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n'))
-	}
+// sent it, and gives it to the relay. It returns at the client's EOF, after
+// the relay has withdrawn the held calls and stopped the clocks.
+func guardClientLines(clientIn io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
+	defer rl.close()
 	lr := jsonrpc.NewLineReader(clientIn, maxLine)
 	for {
 		line, err := lr.ReadLine()
@@ -133,16 +57,13 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 		}
 		msg := append([]byte(nil), line...)
 		rec.Observe(cassettes.FromClient, msg, time.Now())
-		apply(ic.FromClient("", msg))
+		rl.fromClient(struct{}{}, "", msg)
 	}
 }
 
-// guardServerLines reads the server's messages and passes on (and records)
-// what the interceptor lets through; the interceptor's own requests go to
-// toServer, unrecorded. (A line is one Write: pipes and *os.File do not
-// interleave concurrent Writes, so this shares toServer with
-// guardClientLines.)
-func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
+// guardServerLines reads the server's messages and gives them to the relay,
+// which passes on (and records) what the guard lets through.
+func guardServerLines(serverOut io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
 	lr := jsonrpc.NewLineReader(serverOut, maxLine)
 	for {
 		line, err := lr.ReadLine()
@@ -154,15 +75,7 @@ func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Re
 		if err != nil {
 			return
 		}
-		v := ic.FromServer("", append([]byte(nil), line...))
-		if v.ToServer != nil {
-			toServer.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
-		}
-		if v.Forward == nil {
-			continue
-		}
-		rec.Observe(cassettes.FromServer, v.Forward, time.Now())
-		if _, err := toClient.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n')); err != nil {
+		if rl.fromServer(struct{}{}, "", append([]byte(nil), line...)) != nil {
 			return
 		}
 	}
@@ -658,7 +571,7 @@ func (s *guardedStream) goDo(f func(ctx context.Context)) {
 
 // clock starts a forwarded call's clock: when it runs out, the guard's
 // answer goes on the stream and its notifications/cancelled upstream.
-func (s *guardedStream) clock(v Verdict, url string, hdr http.Header) {
+func (s *guardedStream) clock(v guard.Verdict, url string, hdr http.Header) {
 	if v.Timeout <= 0 || v.Expire == nil {
 		return
 	}
@@ -689,7 +602,7 @@ func (s *guardedStream) clock(v Verdict, url string, hdr http.Header) {
 
 // carryOut carries out a verdict of a call posted to the stream's message
 // endpoint, once the POST has been answered.
-func (s *guardedStream) carryOut(ctx context.Context, v Verdict, url string, hdr http.Header) {
+func (s *guardedStream) carryOut(ctx context.Context, v guard.Verdict, url string, hdr http.Header) {
 	if v.Reply != nil {
 		s.deliver(v.Reply)
 	}
@@ -754,7 +667,7 @@ func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []b
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
 	if resp.StatusCode < 300 {
-		s.carryOut(r.Context(), Verdict{Reply: v.Reply}, target, hdr)
+		s.carryOut(r.Context(), guard.Verdict{Reply: v.Reply}, target, hdr)
 		s.clock(v, target, hdr)
 	}
 }

@@ -36,7 +36,7 @@ type StdioOptions struct {
 	// and then after SIGTERM, before it is killed; 0 means 5 seconds.
 	StopTimeout time.Duration
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
-	Guard Interceptor
+	Guard Filter
 }
 
 // Stdio runs the stdio tap: it starts the server argv, forwards clientIn to
@@ -104,9 +104,13 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
+	var rl *relay[struct{}]
+	if o.Guard != nil {
+		rl = stdioRelay(ctx, o.Guard, childIn, out, rec) // guard.go
+	}
 	go func() {
-		if o.Guard != nil {
-			guardClientLines(ctx, clientIn, childIn, out, rec, o.Guard, o.MaxLine)
+		if rl != nil {
+			guardClientLines(clientIn, rl, rec, o.MaxLine)
 		} else {
 			forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
 		}
@@ -119,8 +123,8 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	serverDone := make(chan struct{})
 	go func() {
 		defer close(serverDone)
-		if o.Guard != nil {
-			guardServerLines(fromServer, childIn, out, rec, o.Guard, o.MaxLine)
+		if rl != nil {
+			guardServerLines(fromServer, rl, rec, o.MaxLine)
 		} else {
 			forwardLines(fromServer, out, cassettes.FromServer, rec, o.MaxLine)
 		}

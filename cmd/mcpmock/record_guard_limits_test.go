@@ -301,7 +301,7 @@ func TestGuardConfirmHTTPSSE(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tap, err := recorder.NewHTTP(up+"/mcp", rec, &recorder.HTTPOptions{Guard: interceptor{g}})
+				tap, err := recorder.NewHTTP(up+"/mcp", rec, &recorder.HTTPOptions{Guard: g})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpmock/mcpmock/internal/testpeer"
+)
+
+// TestGuardBridges is TestGuardStdio through the two bridges of the real
+// binary, with go-sdk and mcp-go clients: a stdio client before an HTTP
+// server (--upstream URL), and an HTTP client before a stdio server
+// (--listen ADDR -- COMMAND). Every policy applies as on the taps, the
+// audit file holds one line per decision, the cassette holds the guarded
+// conversation, and a call that times out is cancelled upstream.
+func TestGuardBridges(t *testing.T) {
+	for _, pairing := range []string{"stdio-to-http", "http-to-stdio"} {
+		for _, lib := range []string{"gosdk", "mcpgo"} {
+			t.Run(pairing+"/"+lib, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				audit := filepath.Join(dir, "audit.jsonl")
+				cassette := filepath.Join(dir, "c.json")
+				args := append([]string{"record", "-c", cassette, "--audit-file", audit}, policyFlags...)
+				var want []string
+				var stderr string
+				switch pairing {
+				case "stdio-to-http":
+					up, cancelled := cancelWatch(t, testpeer.GoSDK, testpeer.HTTPServerOptions{})
+					p := startGuard(t, nil, append(args, "--upstream", up+"/mcp")...)
+					c := stdioClient(t, lib, p)
+					want = policyCalls(t, c, "there is no terminal to ask on")
+					select {
+					case body := <-cancelled:
+						if !strings.Contains(body, "no answer within 500ms") {
+							t.Errorf("notifications/cancelled upstream = %s", body)
+						}
+					case <-testContext(t).Done():
+						t.Fatal("no notifications/cancelled reached the server")
+					}
+					c.close()
+					if err := p.cmd.Wait(); err != nil {
+						t.Errorf("record: %v", err)
+					}
+					stderr = p.stderr.String()
+				case "http-to-stdio":
+					args = append(append(args, "--listen", "127.0.0.1:0", "--"), peerCommand(testpeer.GoSDK)...)
+					p, url := startListening(t, args...)
+					c := httpClient(t, lib, url)
+					want = policyCalls(t, c, "there is no terminal to ask on")
+					c.close()
+					if status := stopAndWait(t, p); status != 0 {
+						t.Errorf("record exited with %d", status)
+					}
+					stderr = p.stderr.String()
+				}
+				got, _ := readAudit(t, audit)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("audit (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(stderr, "⚑ tool get_weather: hidden from the client (--deny-tools get_weather)") {
+					t.Errorf("the log does not show the hidden tool:\n%s", stderr)
+				}
+				checkGuardedCassette(t, cassette)
+			})
+		}
+	}
+}
