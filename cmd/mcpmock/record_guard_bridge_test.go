@@ -1,11 +1,15 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpmock/mcpmock/internal/testpeer"
 )
@@ -67,5 +71,47 @@ func TestGuardBridges(t *testing.T) {
 				checkGuardedCassette(t, cassette)
 			})
 		}
+	}
+}
+
+// TestGuardListChangedBridges: after the server's list_changed, the guard
+// lists the tools itself through either bridge, and neither its request
+// nor the answer reaches the client or the cassette. Through the bridge to
+// an HTTP server the list_changed comes on the bridge's GET stream and the
+// guard's tools/list is a POST of its own on the bridge's session; through
+// the bridge to a stdio server it is a line to the server's stdin.
+func TestGuardListChangedBridges(t *testing.T) {
+	for _, tc := range []struct{ pairing, lib string }{
+		{"stdio-to-http", "gosdk/2025-11-25"},
+		{"stdio-to-http", "mcpgo"},
+		{"http-to-stdio", "gosdk"},
+		{"http-to-stdio", "mcpgo"},
+	} {
+		t.Run(tc.pairing+"/"+tc.lib, func(t *testing.T) {
+			t.Parallel()
+			cassette := filepath.Join(t.TempDir(), "c.json")
+			args := []string{"record", "-c", cassette, "--confirm", "destructive", "--trust-server"}
+			switch tc.pairing {
+			case "stdio-to-http":
+				s := changingServer()
+				up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+				t.Cleanup(up.Close)
+				p := startGuard(t, nil, append(args, "--upstream", up.URL+"/mcp")...)
+				c := stdioClient(t, tc.lib, p)
+				listChangedCalls(t, c, p.stderr)
+				c.close()
+				p.cmd.Wait()
+			case "http-to-stdio":
+				p, url := startListening(t, append(args, "--listen", "127.0.0.1:0",
+					"--", "env", "-u", beMain, changingServerEnv+"=1", os.Args[0], "-test.run=^$")...)
+				c := httpClient(t, tc.lib, url)
+				listChangedCalls(t, c, p.stderr)
+				c.close()
+				if status := stopAndWait(t, p); status != 0 {
+					t.Errorf("record exited with %d", status)
+				}
+			}
+			checkNoOwnTraffic(t, cassette)
+		})
 	}
 }
