@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
-	"github.com/mcpmock/mcpmock/guard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
@@ -441,21 +440,45 @@ func endpointKey(u *url.URL) string { return u.Path + "?" + u.RawQuery }
 
 // guardedStream is a GET event stream under a guard: forwardSSE writes the
 // server's events through it, and the guard its own messages between them.
-// It owns the held calls of its HTTP+SSE session, their clocks, and the
-// guard's own requests upstream; they end with the stream.
+// Its relay carries out the verdicts of its HTTP+SSE session (the held
+// calls, their clocks, the guard's own requests upstream); they end with
+// the stream.
 type guardedStream struct {
 	http.ResponseWriter
-	t      *HTTP
-	hdr    http.Header // the GET's, for the guard's own requests
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // held calls, expiring calls, own requests
+	t     *HTTP
+	hdr   http.Header // the GET's, for the guard's own requests
+	relay *relay[sseAt]
 
-	mu       sync.Mutex // guards the ResponseWriter, closed, timers, endpoint and post
+	mu       sync.Mutex // guards the ResponseWriter, closed, endpoint and post
 	closed   bool
-	timers   map[*time.Timer]bool
 	endpoint string // the tap's message endpoint (HTTP+SSE), also the guard's session; "" on Streamable HTTP
 	post     string // where the session's messages go upstream
+}
+
+// sseAt is what the ends of a guarded stream's relay know of a message:
+// where the session's messages go upstream and with which headers, and,
+// while the client's POST that carries the message waits for its answer,
+// that POST.
+type sseAt struct {
+	url  string
+	hdr  http.Header
+	post *messagePOST
+}
+
+// messagePOST is a client's POST to the message endpoint of HTTP+SSE while
+// its handler runs: the client's message that it carries goes upstream on
+// it, and the server's answer to it comes back on it; once its handler has
+// answered (done), the session's messages go upstream on POSTs of the
+// tap's own, and the guard's answers on the event stream only.
+type messagePOST struct {
+	w    http.ResponseWriter
+	r    *http.Request
+	body []byte
+	ex   uint64
+
+	mu       sync.Mutex // guards answered and done
+	answered bool
+	done     bool
 }
 
 // guardSSE wraps the writer of a GET event stream for the guard; end
@@ -465,8 +488,8 @@ func (t *HTTP) guardSSE(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 	if t.guard == nil || r.Method != http.MethodGet {
 		return w, func() {}
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	s := &guardedStream{ResponseWriter: w, t: t, hdr: r.Header.Clone(), ctx: ctx, cancel: cancel, timers: map[*time.Timer]bool{}, post: t.target(r).String()}
+	s := &guardedStream{ResponseWriter: w, t: t, hdr: r.Header.Clone(), post: t.target(r).String()}
+	s.relay = newRelay(r.Context(), t.guard, relayEnds[sseAt]{toClient: s.toClient, toServer: s.toServer})
 	return s, s.end
 }
 
@@ -491,8 +514,8 @@ func (t *HTTP) guardEndpoint(w http.ResponseWriter, data []byte) {
 }
 
 // guardStream passes a server message of a GET stream through the
-// interceptor; nil drops it. A request of the guard's own that it asks for
-// goes upstream on the stream's session.
+// guard's relay; nil drops it. A request of the guard's own that it asks
+// for goes upstream on the stream's session.
 func (t *HTTP) guardStream(w http.ResponseWriter, data []byte) []byte {
 	if t.guard == nil {
 		return data
@@ -501,24 +524,20 @@ func (t *HTTP) guardStream(w http.ResponseWriter, data []byte) []byte {
 	if s == nil {
 		return t.guard.FromServer("", bytes.TrimSpace(data)).Forward
 	}
-	v := t.guard.FromServer(s.session(), bytes.TrimSpace(data))
-	if v.ToServer != nil {
-		s.goDo(func(ctx context.Context) {
-			ctx, cancel := context.WithTimeout(ctx, ownRequestTimeout)
-			defer cancel()
-			s.mu.Lock()
-			post := s.post
-			s.mu.Unlock()
-			t.ownRequest(ctx, post, s.hdr, s.session(), v.ToServer)
-		})
-	}
-	return v.Forward
+	return s.relay.passServer(s.at(), s.session(), bytes.TrimSpace(data))
 }
 
 func (s *guardedStream) session() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.endpoint
+}
+
+// at is where the session's messages go upstream.
+func (s *guardedStream) at() sseAt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sseAt{url: s.post, hdr: s.hdr}
 }
 
 func (s *guardedStream) Write(p []byte) (int, error) {
@@ -540,134 +559,132 @@ func (s *guardedStream) FlushError() error {
 	return http.NewResponseController(s.ResponseWriter).Flush()
 }
 
-// deliver writes a message of the guard's on the stream, and records it
-// as a server message of the stream.
-func (s *guardedStream) deliver(msg []byte) {
+// toClient writes a message of the guard's on the stream, and records it
+// as a server message of the stream (relay.go). A POST still waiting for
+// its answer is answered 202 first, as a server would.
+func (s *guardedStream) toClient(at sseAt, msg []byte, _ bool) error {
+	if at.post != nil {
+		at.post.accept(s.t.rec)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		s.t.log.Warn(fmt.Sprintf("mcpmock guard: the event stream has ended; not delivered: %s", msg))
-		return
+		return http.ErrHandlerTimeout
 	}
 	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), HTTPNote{})
 	s.ResponseWriter.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Type: "message", Data: msg}))
-	http.NewResponseController(s.ResponseWriter).Flush()
+	return http.NewResponseController(s.ResponseWriter).Flush()
 }
 
-// goDo runs f in the background, as work of the stream; not once the
-// stream has ended.
-func (s *guardedStream) goDo(f func(ctx context.Context)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
+// toServer sends a message upstream (relay.go): the client's on its own
+// POST while that waits, else on a POST of the tap's; the guard's own
+// requests on a goroutine of the relay's, which gives their answers to the
+// guard.
+func (s *guardedStream) toServer(at sseAt, msg []byte, own bool) error {
+	if !own && at.post != nil && at.post.forward(s.t, msg) {
+		return nil
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f(s.ctx)
-	}()
-}
-
-// clock starts a forwarded call's clock: when it runs out, the guard's
-// answer goes on the stream and its notifications/cancelled upstream.
-func (s *guardedStream) clock(v guard.Verdict, url string, hdr http.Header) {
-	if v.Timeout <= 0 || v.Expire == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	var tm *time.Timer
-	tm = time.AfterFunc(v.Timeout, func() {
-		s.mu.Lock()
-		delete(s.timers, tm)
-		s.mu.Unlock()
-		s.goDo(func(ctx context.Context) {
-			c, srv := v.Expire()
-			if c != nil {
-				s.deliver(c)
-			}
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	if own && isRequest(msg) {
+		s.relay.goDo(func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, ownRequestTimeout)
 			defer cancel()
-			for _, m := range srv {
-				s.t.postDiscard(ctx, url, hdr, m)
-			}
+			s.t.ownRequest(ctx, at.url, at.hdr, s.session(), msg)
 		})
-	})
-	s.timers[tm] = true
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.relay.ctx), 10*time.Second)
+	defer cancel()
+	s.t.postDiscard(ctx, at.url, at.hdr, msg)
+	return nil
 }
 
-// carryOut carries out a verdict of a call posted to the stream's message
-// endpoint, once the POST has been answered.
-func (s *guardedStream) carryOut(ctx context.Context, v guard.Verdict, url string, hdr http.Header) {
-	if v.Reply != nil {
-		s.deliver(v.Reply)
+// isRequest reports whether msg is a request or a batch (the guard's own
+// messages are requests, or the notifications/cancelled of its clocks).
+func isRequest(msg []byte) bool {
+	if _, batch, err := jsonrpc.SplitBatch(msg); err == nil && batch {
+		return true
 	}
-	if v.Forward != nil {
-		s.t.postDiscard(ctx, url, hdr, v.Forward)
-		s.clock(v, url, hdr)
-	}
+	m, err := jsonrpc.Parse(msg)
+	return err == nil && m.Kind() == jsonrpc.KindRequest
 }
 
 func (s *guardedStream) end() {
 	s.mu.Lock()
 	s.closed = true
-	for tm := range s.timers {
-		tm.Stop()
-	}
 	endpoint := s.endpoint
 	s.mu.Unlock()
 	if endpoint != "" && s.t.gstreams.get(endpoint) == s {
 		s.t.gstreams.set(endpoint, nil)
 	}
-	s.cancel()
-	s.wg.Wait()
+	s.relay.close()
 }
 
-// guardMessagePOST is guardPOST for the message endpoint of HTTP+SSE,
-// whose answers travel on the event stream s: the POST is answered 202 as
-// a server would, and the guard's refusals, its answers to calls that time
-// out, and the decisions of held calls go on the stream with the request's
-// id. A forwarded message gets the server's own answer to the POST.
-func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64, s *guardedStream) {
-	v := t.guard.FromClient(s.session(), bytes.TrimSpace(body))
-	target, hdr := t.target(r).String(), r.Header.Clone()
-	if v.Forward == nil {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
-		w.WriteHeader(http.StatusAccepted)
-		switch {
-		case v.Hold != nil:
-			s.goDo(func(ctx context.Context) { s.carryOut(ctx, v.Hold(ctx), target, hdr) })
-		case v.Reply != nil:
-			s.deliver(v.Reply)
-		}
+// accept answers the POST 202 unless it has been answered.
+func (p *messagePOST) accept(rec *Recorder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.accepted(rec)
+}
+
+func (p *messagePOST) accepted(rec *Recorder) {
+	if p.answered || p.done {
 		return
 	}
-	resp, err := t.forward(r.Context(), r, v.Forward)
+	p.answered = true
+	rec.ObserveHTTPResponse(HTTPNote{Exchange: p.ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
+	p.w.WriteHeader(http.StatusAccepted)
+}
+
+// finish answers the POST 202 if nothing has, and ends its use by the
+// relay: its handler returns.
+func (p *messagePOST) finish(rec *Recorder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.accepted(rec)
+	p.done = true
+}
+
+// forward sends the client's message msg upstream on the POST, and gives
+// the client the server's answer to it; false once the POST's handler
+// has returned or answered.
+func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.answered || p.done {
+		return false
+	}
+	p.answered = true
+	resp, err := t.forward(p.r.Context(), p.r, msg)
 	if err != nil {
-		if r.Context().Err() != nil {
-			return
+		if p.r.Context().Err() == nil {
+			t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
+			badGateway(p.w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
 		}
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
-		return
+		return true
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.max)))
-	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: formOf(resp), ResponseHeaders: recordedHeaders(resp.Header)}
+	note := HTTPNote{Exchange: p.ex, Status: resp.StatusCode, Form: formOf(resp), ResponseHeaders: recordedHeaders(resp.Header)}
 	if len(bytes.TrimSpace(data)) > 0 {
 		note.Body = string(data)
 	}
 	t.rec.ObserveHTTPResponse(note, time.Now())
-	copyHeaders(w.Header(), resp.Header)
-	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
-	w.WriteHeader(resp.StatusCode)
-	w.Write(data)
-	if resp.StatusCode < 300 {
-		s.carryOut(r.Context(), guard.Verdict{Reply: v.Reply}, target, hdr)
-		s.clock(v, target, hdr)
-	}
+	copyHeaders(p.w.Header(), resp.Header)
+	p.w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	p.w.WriteHeader(resp.StatusCode)
+	p.w.Write(data)
+	return true
+}
+
+// guardMessagePOST is guardPOST for the message endpoint of HTTP+SSE,
+// whose answers travel on the event stream s: its relay carries out the
+// verdict. A forwarded message gets the server's own answer to the POST;
+// otherwise the POST is answered 202 as a server would, and the guard's
+// refusals, its answers to calls that time out, and the decisions of held
+// calls go on the stream with the request's id.
+func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64, s *guardedStream) {
+	p := &messagePOST{w: w, r: r, body: body, ex: ex}
+	s.relay.fromClient(sseAt{url: t.target(r).String(), hdr: r.Header.Clone(), post: p}, s.session(), bytes.TrimSpace(body))
+	p.finish(t.rec)
 }

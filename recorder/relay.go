@@ -80,17 +80,24 @@ func (r *relay[T]) fromClient(at T, session string, msg []byte) error {
 // fromServer passes a server message through the filter and carries out
 // the verdict. It returns the error of delivering it to the client.
 func (r *relay[T]) fromServer(at T, session string, msg []byte) error {
+	if fwd := r.passServer(at, session, msg); fwd != nil {
+		return r.ends.toClient(at, fwd, false)
+	}
+	return nil
+}
+
+// passServer is fromServer for an end that writes the server's messages
+// itself (an event stream that keeps their event ids): it carries out the
+// verdict but returns the message to pass on, or nil.
+func (r *relay[T]) passServer(at T, session string, msg []byte) []byte {
 	if r.filter == nil {
-		return r.ends.toClient(at, msg, false)
+		return msg
 	}
 	v := r.filter.FromServer(session, msg)
 	if v.ToServer != nil && !r.isClosed() {
 		r.ends.toServer(at, v.ToServer, true)
 	}
-	if v.Forward == nil {
-		return nil
-	}
-	return r.ends.toClient(at, v.Forward, false)
+	return v.Forward
 }
 
 // apply carries out the verdict about the client's message at: the
@@ -104,10 +111,14 @@ func (r *relay[T]) apply(at T, v guard.Verdict) error {
 	}
 	var err error
 	if v.Forward != nil {
+		var stop func()
 		if v.Timeout > 0 && v.Expire != nil {
-			r.clock(at, v.Timeout, v.Expire)
+			stop = r.clock(at, v.Timeout, v.Expire)
 		}
-		err = r.ends.toServer(at, v.Forward, false)
+		// A forward that failed gets no answer to wait for.
+		if err = r.ends.toServer(at, v.Forward, false); err != nil && stop != nil {
+			stop()
+		}
 	}
 	if v.Reply != nil {
 		r.ends.toClient(at, v.Reply, true)
@@ -119,12 +130,13 @@ func (r *relay[T]) apply(at T, v guard.Verdict) error {
 }
 
 // clock runs a forwarded call's clock: when d passes, expire's answer goes
-// to the client and its messages to the server.
-func (r *relay[T]) clock(at T, d time.Duration, expire func() (toClient []byte, toServer [][]byte)) {
+// to the client and its messages to the server. It returns the function
+// that stops the clock.
+func (r *relay[T]) clock(at T, d time.Duration, expire func() (toClient []byte, toServer [][]byte)) (stop func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return
+		return func() {}
 	}
 	var t *time.Timer
 	t = time.AfterFunc(d, func() {
@@ -142,6 +154,13 @@ func (r *relay[T]) clock(at T, d time.Duration, expire func() (toClient []byte, 
 		})
 	})
 	r.timers[t] = true
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if t.Stop() {
+			delete(r.timers, t)
+		}
+	}
 }
 
 // goDo runs f on a goroutine of the relay's, which close waits for; not
