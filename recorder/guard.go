@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -80,14 +79,15 @@ func guardServerLines(serverOut io.Reader, rl *relay[struct{}], rec *Recorder, m
 	}
 }
 
-// guardPOST forwards one client POST through the interceptor. On Streamable
-// HTTP a refusal is answered at once (200 with the JSON-RPC answer), a held
-// call waits for its decision, and the server's messages on the POST's
-// response (JSON or SSE) pass through FromServer; the refusals of a partly
-// refused batch join the server's answers. A call that times out is
+// guardPOST forwards one client POST through the guard's relay. A POST to
+// the message endpoint of HTTP+SSE goes to guardMessagePOST. On Streamable
+// HTTP the POST's response carries every answer (streamablePOST): a
+// refusal is answered at once (200 with the JSON-RPC answer), a held call
+// waits for its decision on the POST's goroutine, the server's messages on
+// the response (JSON or SSE) pass through the guard, and the refusals of a
+// partly refused batch join the server's answers. A call that times out is
 // answered on the same response and cancelled upstream with a POST of
-// notifications/cancelled. A POST to the message endpoint of HTTP+SSE goes
-// to guardMessagePOST.
+// notifications/cancelled.
 func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64) {
 	streamable := r.URL.Path == "/mcp"
 	if !streamable {
@@ -96,103 +96,169 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			return
 		}
 	}
-	session := ""
+	p := &streamablePOST{t: t, w: w, r: r, body: body, ex: ex, streamable: streamable}
 	if streamable {
 		// Each POST carries its own answers: its exchange keeps ids of
 		// different clients and sessions apart.
-		session = fmt.Sprintf("post-%d", ex)
+		p.session = fmt.Sprintf("post-%d", ex)
 	}
-	v := t.guard.FromClient(session, bytes.TrimSpace(body))
-	if v.Hold != nil {
-		v = v.Hold(r.Context())
+	p.relay = newRelay(r.Context(), t.guard, relayEnds[struct{}]{toClient: p.toClient, toServer: p.toServer})
+	// Closed once answered, after the guard's own requests that the
+	// answers asked for.
+	defer p.relay.close()
+	p.relay.answer(struct{}{}, p.session, bytes.TrimSpace(body))
+	p.finish()
+}
+
+// streamablePOST is a client's POST on Streamable HTTP (or to a message
+// endpoint whose event stream the tap has not seen) under a guard: the
+// ends of its relay. Only the POST's goroutine writes its response; the
+// relay's clock hands it the answer of a call that timed out.
+type streamablePOST struct {
+	t          *HTTP
+	w          http.ResponseWriter
+	r          *http.Request
+	body       []byte
+	ex         uint64
+	session    string
+	streamable bool
+	relay      *relay[struct{}]
+
+	mu       sync.Mutex // guards the fields below
+	state    guardedPOSTState
+	refusals []byte             // the guard's answer before the forward
+	expiry   []byte             // the guard's answer to calls that timed out, not written yet
+	cancel   context.CancelFunc // of the forward upstream
+}
+
+// guardedPOSTState is how far a guarded POST has got.
+type guardedPOSTState int
+
+const (
+	postIdle       guardedPOSTState = iota // not forwarded
+	postForwarding                         // forwarded, the answer not written
+	postDone                               // answered
+)
+
+// toClient takes an answer of the guard's (relay.go): before the forward,
+// the refusals that go ahead of the server's answers or instead of them;
+// during it, the answer to calls that timed out, which cuts the forward.
+func (p *streamablePOST) toClient(_ struct{}, msg []byte, _ bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case postIdle:
+		p.refusals = msg
+	case postForwarding:
+		p.expiry = msg
+		p.cancel()
+	default:
+		p.t.log.Warn(fmt.Sprintf("mcpmock guard: the POST was answered already; not delivered: %s", msg))
 	}
-	if v.Forward == nil {
-		if v.Reply == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		if !streamable {
-			// A message endpoint whose event stream the tap has not seen.
-			http.Error(w, "mcpmock guard refused the message: "+string(v.Reply), http.StatusForbidden)
-			return
-		}
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-		t.rec.ObserveHTTP(cassettes.FromServer, v.Reply, time.Now(), HTTPNote{Exchange: ex})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		w.Write(v.Reply)
+	return nil
+}
+
+// toServer sends a message upstream (relay.go): the client's on the POST,
+// a request of the guard's own on a goroutine of the relay's (which gives
+// its answer to the guard), a notifications/cancelled on a POST of its own.
+func (p *streamablePOST) toServer(_ struct{}, msg []byte, own bool) error {
+	switch {
+	case !own:
+		return p.forward(msg)
+	case isRequest(msg):
+		p.relay.goDo(func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownRequestTimeout)
+			defer cancel()
+			p.t.ownRequest(ctx, p.t.target(p.r).String(), p.r.Header, p.session, msg)
+		})
+	default:
+		p.t.postUpstream(p.r, msg)
+	}
+	return nil
+}
+
+// takeExpiry returns the answer to calls that timed out, once.
+func (p *streamablePOST) takeExpiry() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.expiry
+	p.expiry = nil
+	return c
+}
+
+// finish answers a POST that was not forwarded: with the guard's refusal,
+// or 202 when there is none (a dropped notification).
+func (p *streamablePOST) finish() {
+	p.mu.Lock()
+	state, refusals := p.state, p.refusals
+	p.state = postDone
+	p.mu.Unlock()
+	if state != postIdle {
 		return
 	}
+	t, w, ex := p.t, p.w, p.ex
+	switch {
+	case refusals == nil:
+		w.WriteHeader(http.StatusAccepted)
+	case !p.streamable:
+		// A message endpoint whose event stream the tap has not seen.
+		http.Error(w, "mcpmock guard refused the message: "+string(refusals), http.StatusForbidden)
+	default:
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
+		t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(refusals)
+	}
+}
+
+// forward sends the client's message (as the guard passed it) upstream on
+// the POST and answers the POST with what comes back, through the guard:
+// the server's messages, the refusals of a partly refused batch, the
+// answer to calls that timed out.
+func (p *streamablePOST) forward(msg []byte) error {
+	t, w, r, ex := p.t, p.w, p.r, p.ex
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var expired atomic.Bool
-	if streamable && v.Timeout > 0 && v.Expire != nil {
-		timer := time.AfterFunc(v.Timeout, func() {
-			expired.Store(true)
-			cancel()
-		})
-		defer timer.Stop()
+	p.mu.Lock()
+	p.state, p.cancel = postForwarding, cancel
+	refusals := p.refusals
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.state = postDone
+		p.mu.Unlock()
+	}()
+	if refusals != nil && !p.streamable {
+		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
+		refusals = nil
 	}
-	// expire answers the client instead of the server and cancels the call
-	// upstream (the calls of a batch that the server has not answered);
-	// it reports whether there was anything to answer. withRefusals joins
-	// the refusals of a partly refused batch to the answer, when they
-	// have not gone ahead of it.
-	expire := func(withRefusals bool, write func([]byte)) bool {
-		if !expired.Load() {
-			return false
-		}
-		c, ss := v.Expire()
-		for _, s := range ss {
-			t.postUpstream(r, s)
-		}
+	// expireJSON answers in JSON, before the server did, the calls that
+	// timed out (and the refusals).
+	expireJSON := func() bool {
+		c := p.takeExpiry()
 		if c == nil {
 			return false
 		}
-		if withRefusals && v.Reply != nil {
-			c = joinAnswers(c, v.Reply)
+		if refusals != nil {
+			c = joinAnswers(c, refusals)
 		}
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
 		t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
-		write(c)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Del("Content-Length")
+		w.WriteHeader(http.StatusOK)
+		w.Write(c)
 		return true
 	}
-	// expireJSON answers in JSON, before the server did.
-	expireJSON := func() bool {
-		return expire(true, func(c []byte) {
-			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Del("Content-Length")
-			w.WriteHeader(http.StatusOK)
-			w.Write(c)
-		})
-	}
-	// A request of the guard's own that the server's answer asks for (a
-	// tools/list after list_changed, which may come on a long-lived
-	// subscriptions/listen stream) goes upstream at once, beside the
-	// answer; the POST's handler waits for it.
-	var ownWG sync.WaitGroup
-	defer ownWG.Wait()
-	own := func(msg []byte) {
-		if msg == nil {
-			return
-		}
-		ownWG.Add(1)
-		go func() {
-			defer ownWG.Done()
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ownRequestTimeout)
-			defer cancel()
-			t.ownRequest(ctx, t.target(r).String(), r.Header, session, msg)
-		}()
-	}
-
-	resp, err := t.forward(ctx, r, v.Forward)
+	resp, err := t.forward(ctx, r, msg)
 	if err != nil {
 		if expireJSON() || r.Context().Err() != nil {
-			return
+			return nil
 		}
 		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
-		return
+		badGateway(w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+		return err
 	}
 	defer resp.Body.Close()
 	form := formOf(resp)
@@ -202,11 +268,11 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
 		var buf []byte
-		if v.Reply != nil && streamable {
+		if refusals != nil {
 			// The refusals of a partly refused batch, as one batch event
 			// before the server's answers.
-			t.rec.ObserveHTTP(cassettes.FromServer, v.Reply, time.Now(), HTTPNote{Exchange: ex})
-			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: v.Reply})
+			t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: refusals})
 			w.Write(buf)
 		}
 		flush(w)
@@ -215,58 +281,59 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		for {
 			ev, err := sr.Next()
 			if err != nil || ev.TooLong {
-				expire(false, func(c []byte) {
+				if c := p.takeExpiry(); c != nil {
+					t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
 					w.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Data: c}))
 					flush(w)
-				})
-				return
+				}
+				return nil
 			}
 			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data) {
-				fv := t.guard.FromServer(session, bytes.TrimSpace(ev.Data))
-				own(fv.ToServer)
-				if fv.Forward == nil {
+				fwd := p.relay.passServer(struct{}{}, p.session, bytes.TrimSpace(ev.Data))
+				if fwd == nil {
 					continue
 				}
-				ev.Data = fv.Forward
+				ev.Data = fwd
 				t.recordEvent(r, ev, ex, "", scope)
 			} else if ev.HasID {
 				t.recordEvent(r, ev, ex, "", scope)
 			}
 			buf = jsonrpc.AppendEvent(buf[:0], ev)
 			if _, err := w.Write(buf); err != nil {
-				return
+				return nil
 			}
 			flush(w)
 		}
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil && expireJSON() {
-		return
+		return nil
 	}
 	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
 	trimmed := bytes.TrimSpace(data)
 	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	switch {
 	case isJSON:
-		fv := t.guard.FromServer(session, trimmed)
-		own(fv.ToServer)
-		data = fv.Forward
-		if v.Reply != nil && streamable {
-			data = joinAnswers(data, v.Reply)
+		data = p.relay.passServer(struct{}{}, p.session, trimmed)
+		if c := p.takeExpiry(); c != nil {
+			// The clock ran out as the answer came: the calls it
+			// answered are not in the server's answer (the guard dropped
+			// their late answers).
+			data = joinAnswers(data, c)
 		}
-	case v.Reply != nil && streamable && resp.StatusCode < 300:
+		if refusals != nil {
+			data = joinAnswers(data, refusals)
+		}
+	case refusals != nil && resp.StatusCode < 300:
 		// The server had nothing to answer (the batch's forwarded part
 		// was notifications): the refusals are the answer.
-		data = v.Reply
+		data = refusals
 		isJSON = true
 		note.Status, note.Form = http.StatusOK, "json"
 		resp.StatusCode = http.StatusOK
 		w.Header().Set("Content-Type", "application/json")
 	case len(trimmed) > 0:
 		note.Body = string(data)
-	}
-	if v.Reply != nil && !streamable {
-		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
 	}
 	t.rec.ObserveHTTPResponse(note, time.Now())
 	if isJSON && data != nil && len(data) <= t.max {
@@ -275,6 +342,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+	return nil
 }
 
 // forward sends the client's POST upstream with msg, the body that the
@@ -476,9 +544,10 @@ type messagePOST struct {
 	body []byte
 	ex   uint64
 
-	mu       sync.Mutex // guards answered and done
+	mu       sync.Mutex // guards answered, done and queued
 	answered bool
 	done     bool
+	queued   [][]byte // the guard's messages for the stream, until the POST is answered
 }
 
 // guardSSE wraps the writer of a GET event stream for the guard; end
@@ -559,13 +628,19 @@ func (s *guardedStream) FlushError() error {
 	return http.NewResponseController(s.ResponseWriter).Flush()
 }
 
-// toClient writes a message of the guard's on the stream, and records it
-// as a server message of the stream (relay.go). A POST still waiting for
-// its answer is answered 202 first, as a server would.
+// toClient writes a message of the guard's on the stream (relay.go); one
+// about the message of a POST still waiting for its answer waits for that
+// answer (the POST is answered first, as by a server).
 func (s *guardedStream) toClient(at sseAt, msg []byte, _ bool) error {
-	if at.post != nil {
-		at.post.accept(s.t.rec)
+	if at.post != nil && at.post.queue(msg) {
+		return nil
 	}
+	return s.deliver(msg)
+}
+
+// deliver writes a message of the guard's on the stream, and records it as
+// a server message of the stream.
+func (s *guardedStream) deliver(msg []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -620,29 +695,33 @@ func (s *guardedStream) end() {
 	s.relay.close()
 }
 
-// accept answers the POST 202 unless it has been answered.
-func (p *messagePOST) accept(rec *Recorder) {
+// queue keeps a message for the event stream until the POST is
+// answered; false once it has been.
+func (p *messagePOST) queue(msg []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.accepted(rec)
-}
-
-func (p *messagePOST) accepted(rec *Recorder) {
-	if p.answered || p.done {
-		return
+	if p.done {
+		return false
 	}
-	p.answered = true
-	rec.ObserveHTTPResponse(HTTPNote{Exchange: p.ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
-	p.w.WriteHeader(http.StatusAccepted)
+	p.queued = append(p.queued, msg)
+	return true
 }
 
-// finish answers the POST 202 if nothing has, and ends its use by the
-// relay: its handler returns.
-func (p *messagePOST) finish(rec *Recorder) {
+// finish answers the POST 202 if nothing has, ends its use by the relay
+// (its handler returns), and writes the messages it kept on the stream s.
+func (p *messagePOST) finish(s *guardedStream) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.accepted(rec)
-	p.done = true
+	if !p.answered {
+		s.t.rec.ObserveHTTPResponse(HTTPNote{Exchange: p.ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
+		p.w.WriteHeader(http.StatusAccepted)
+	}
+	p.answered, p.done = true, true
+	queued := p.queued
+	p.queued = nil
+	p.mu.Unlock()
+	for _, m := range queued {
+		s.deliver(m)
+	}
 }
 
 // forward sends the client's message msg upstream on the POST, and gives
@@ -651,7 +730,7 @@ func (p *messagePOST) finish(rec *Recorder) {
 func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.answered || p.done {
+	if p.done {
 		return false
 	}
 	p.answered = true
@@ -686,5 +765,5 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
 func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64, s *guardedStream) {
 	p := &messagePOST{w: w, r: r, body: body, ex: ex}
 	s.relay.fromClient(sseAt{url: t.target(r).String(), hdr: r.Header.Clone(), post: p}, s.session(), bytes.TrimSpace(body))
-	p.finish(t.rec)
+	p.finish(s)
 }

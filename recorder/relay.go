@@ -100,25 +100,29 @@ func (r *relay[T]) passServer(at T, session string, msg []byte) []byte {
 	return v.Forward
 }
 
+// answer is fromClient for an end whose answers belong to the caller (a
+// Streamable HTTP POST, answered on its own response): a held message is
+// decided on the caller's goroutine, which no other message waits for.
+func (r *relay[T]) answer(at T, session string, msg []byte) error {
+	if r.filter == nil {
+		return r.ends.toServer(at, msg, false)
+	}
+	v := r.filter.FromClient(session, msg)
+	if v.Hold != nil {
+		v = v.Hold(r.ctx)
+	}
+	return r.apply(at, v)
+}
+
 // apply carries out the verdict about the client's message at: the
-// forward first (after its clock has started), then the answer to the
-// client, then the filter's own message; a held message is decided on a
+// answer to the client first (the refusals of a partly refused batch go
+// ahead of the server's answers), then the filter's own message, then the
+// forward (after its clock has started); a held message is decided on a
 // goroutine of the relay's, and its verdict carried out in turn.
 func (r *relay[T]) apply(at T, v guard.Verdict) error {
 	if v.Hold != nil && !r.goDo(func(ctx context.Context) { r.apply(at, v.Hold(ctx)) }) {
 		// Closed: the filter decides at once, with no one to ask.
 		return r.apply(at, v.Hold(r.ctx))
-	}
-	var err error
-	if v.Forward != nil {
-		var stop func()
-		if v.Timeout > 0 && v.Expire != nil {
-			stop = r.clock(at, v.Timeout, v.Expire)
-		}
-		// A forward that failed gets no answer to wait for.
-		if err = r.ends.toServer(at, v.Forward, false); err != nil && stop != nil {
-			stop()
-		}
 	}
 	if v.Reply != nil {
 		r.ends.toClient(at, v.Reply, true)
@@ -126,11 +130,23 @@ func (r *relay[T]) apply(at T, v guard.Verdict) error {
 	if v.ToServer != nil && !r.isClosed() {
 		r.ends.toServer(at, v.ToServer, true)
 	}
+	if v.Forward == nil {
+		return nil
+	}
+	var stop func()
+	if v.Timeout > 0 && v.Expire != nil {
+		stop = r.clock(at, v.Timeout, v.Expire)
+	}
+	// A forward that failed gets no answer to wait for.
+	err := r.ends.toServer(at, v.Forward, false)
+	if err != nil && stop != nil {
+		stop()
+	}
 	return err
 }
 
 // clock runs a forwarded call's clock: when d passes, expire's answer goes
-// to the client and its messages to the server. It returns the function
+// to the client, then its messages to the server. It returns the function
 // that stops the clock.
 func (r *relay[T]) clock(at T, d time.Duration, expire func() (toClient []byte, toServer [][]byte)) (stop func()) {
 	r.mu.Lock()
@@ -144,12 +160,14 @@ func (r *relay[T]) clock(at T, d time.Duration, expire func() (toClient []byte, 
 		delete(r.timers, t)
 		r.mu.Unlock()
 		r.goDo(func(context.Context) {
+			// The client first: its answer does not wait for the
+			// server's notifications/cancelled (a POST, on HTTP).
 			c, ss := expire()
-			for _, s := range ss {
-				r.ends.toServer(at, s, true)
-			}
 			if c != nil {
 				r.ends.toClient(at, c, true)
+			}
+			for _, s := range ss {
+				r.ends.toServer(at, s, true)
 			}
 		})
 	})
