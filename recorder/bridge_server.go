@@ -9,14 +9,12 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/child"
 	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
@@ -31,14 +29,12 @@ import (
 // notifications or responses with 202, and a GET opens the stream of the
 // server's messages that belong to no request.
 type StdioBridge struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	rec   *Recorder
-	log   *slog.Logger
-	max   int
-	stop  time.Duration
+	p   *child.Process
+	rec *Recorder
+	log *slog.Logger
+	max int
 
-	wmu sync.Mutex // guards writes to stdin
+	wmu sync.Mutex // guards writes to the server's stdin
 
 	// relay carries the messages both ways, through the guard if there
 	// is one; the routing of the server's messages to their POSTs (route)
@@ -71,25 +67,16 @@ func NewStdioBridge(argv []string, stderr io.Writer, rec *Recorder, opts *Bridge
 	if len(argv) == 0 {
 		return nil, errors.New("recorder: no server command")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = stderr
-	cmd.Env = append(os.Environ(), o.Env...)
-	stdin, err := cmd.StdinPipe()
+	p, err := child.Start(argv, &child.Options{Env: o.Env, Stderr: stderr, Name: shownCommand(argv),
+		StdinGrace: o.StopTimeout, TermGrace: o.StopTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("recorder: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, startError(argv, err) // stdio.go
-	}
-	b := &StdioBridge{cmd: cmd, stdin: stdin, rec: rec, log: o.Logger, max: o.MaxMessage, stop: o.StopTimeout,
+	b := &StdioBridge{p: p, rec: rec, log: o.Logger, max: o.MaxMessage,
 		waiting: map[jsonrpc.ID]*postState{}, tokens: map[string]*postState{}, gets: map[*getState]bool{},
 		done: make(chan struct{})}
 	b.relay = newRelay(context.Background(), o.Guard, relayEnds[struct{}]{toClient: b.toClient, toServer: b.toServer})
-	go b.readServer(stdout)
+	go b.readServer()
 	return b, nil
 }
 
@@ -97,10 +84,19 @@ func NewStdioBridge(argv []string, stderr io.Writer, rec *Recorder, opts *Bridge
 func (b *StdioBridge) Done() <-chan struct{} { return b.done }
 
 // readServer reads the server's lines and routes each to the POST or the
-// GET stream it belongs to.
-func (b *StdioBridge) readServer(stdout io.Reader) {
+// GET stream it belongs to, until the server's stdout ends or, once the
+// server process has exited, goes silent (a descendant may hold it open).
+func (b *StdioBridge) readServer() {
 	defer close(b.done)
-	lr := jsonrpc.NewLineReader(stdout, b.max)
+	defer b.p.Stdout().Close()
+	fromServer := &exitReader{f: b.p.Stdout()}
+	exitSeen := make(chan struct{})
+	go func() {
+		defer close(exitSeen)
+		<-b.p.Done()
+		fromServer.exit()
+	}()
+	lr := jsonrpc.NewLineReader(fromServer, b.max)
 	for {
 		line, err := lr.ReadLine()
 		if errors.Is(err, jsonrpc.ErrLineTooLong) {
@@ -112,15 +108,8 @@ func (b *StdioBridge) readServer(stdout io.Reader) {
 		}
 		b.relay.fromServer(struct{}{}, "", bytes.Clone(line))
 	}
-	err := b.cmd.Wait()
-	status := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		status = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = 128 + int(ws.Signal())
-		}
-	}
+	status, _ := b.p.Wait()
+	<-exitSeen
 	// Answer what the server left unanswered, and end every stream.
 	b.mu.Lock()
 	b.closed, b.exitCode = true, status
@@ -167,13 +156,13 @@ func (b *StdioBridge) toServer(_ struct{}, msg []byte, _ bool) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	if len(msg) < cap(msg) {
-		_, err := b.stdin.Write(append(msg, '\n'))
+		_, err := b.p.Stdin().Write(append(msg, '\n'))
 		return err
 	}
-	if _, err := b.stdin.Write(msg); err != nil {
+	if _, err := b.p.Stdin().Write(msg); err != nil {
 		return err
 	}
-	_, err := b.stdin.Write([]byte{'\n'})
+	_, err := b.p.Stdin().Write([]byte{'\n'})
 	return err
 }
 
@@ -427,25 +416,16 @@ func (b *StdioBridge) CloseStreams() {
 }
 
 // Close stops the server (its stdin closed, then SIGTERM, then SIGKILL,
-// StopTimeout apart) and returns its exit status. It is idempotent.
+// StopTimeout apart: child.Process.Stop) and returns its exit status once
+// its output is read. It is idempotent.
 func (b *StdioBridge) Close() (int, error) {
 	// The held calls are withdrawn (their refusals still reach their
 	// POSTs) and the clocks stopped before the server's stdin closes.
 	b.relay.close()
-	b.wmu.Lock()
-	b.stdin.Close()
-	b.wmu.Unlock()
-	select {
-	case <-b.done:
-	case <-time.After(b.stop):
-		b.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.done:
-		case <-time.After(b.stop):
-			b.cmd.Process.Kill()
-			<-b.done
-		}
-	}
+	// Not under wmu: a write blocked on a server that reads no more ends
+	// with the close.
+	b.p.Stop()
+	<-b.done
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.exitCode, nil

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/child"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -32,8 +30,10 @@ type StdioOptions struct {
 	// still forwarded whole, and recorded as a note of its length. 0 means
 	// jsonrpc.DefaultMaxLine (64 MiB).
 	MaxLine int
-	// StopTimeout is how long the child has to exit after its stdin closes,
-	// and then after SIGTERM, before it is killed; 0 means 5 seconds.
+	// StopTimeout is how long the child has to exit after its stdin closes
+	// before it is sent SIGTERM, and then after SIGTERM before it is
+	// killed; 0 means child.StdinGrace and child.TermGrace (5 seconds
+	// each).
 	StopTimeout time.Duration
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
 	Guard Filter
@@ -53,71 +53,35 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	if o.MaxLine <= 0 {
 		o.MaxLine = jsonrpc.DefaultMaxLine
 	}
-	if o.StopTimeout <= 0 {
-		o.StopTimeout = 5 * time.Second
-	}
 	if len(argv) == 0 {
 		return 0, errors.New("recorder: no server command")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), o.Env...)
-	cmd.Dir = o.Dir
-	cmd.Stderr = stderr
-	// A stderr that is not a file is copied by a goroutine of exec's, which
-	// a descendant holding the pipe would keep: Wait waits no longer than
-	// stderrDrainGrace for it once the server has exited.
-	cmd.WaitDelay = stderrDrainGrace
-	// The tap's ends of the pipes to the child are under the runtime's
-	// poller, as cmd.StdinPipe and StdoutPipe would put them: a forwarder
-	// waiting for the server's next line is parked, holding no P and no
-	// thread in a system call. (They were in blocking mode once, which
-	// measured better while the tap ran with as many Ps as CPUs; with the
-	// two more Ps that mcpmock record gives it, the poller measured 1.035
-	// and 1.045 times the blocking pipes' calls/s in two interleaved runs
-	// of the stdio benchmark, 30 rounds each, faster in 46 rounds of 60.)
-	stdinR, childIn, err := os.Pipe()
+	p, err := child.Start(argv, &child.Options{Env: o.Env, Dir: o.Dir, Stderr: stderr, Name: shownCommand(argv),
+		StdinGrace: o.StopTimeout, TermGrace: o.StopTimeout})
 	if err != nil {
 		return 0, fmt.Errorf("recorder: %w", err)
 	}
-	childOut, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		childIn.Close()
-		return 0, fmt.Errorf("recorder: %w", err)
-	}
-	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
-	err = cmd.Start()
-	// The child has its ends now; the tap keeps only its own, so that the
-	// server's exit is an end of file here.
-	stdinR.Close()
-	stdoutW.Close()
-	if err != nil {
-		childIn.Close()
-		childOut.Close()
-		return 0, startError(argv, err)
-	}
-	defer childOut.Close()
+	defer p.Stdout().Close()
 
 	out := &lockedWriter{w: clientOut}
-	fromServer := &exitReader{f: childOut}
-	exited := make(chan struct{})
+	fromServer := &exitReader{f: p.Stdout()}
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
 	var rl *relay[struct{}]
 	if o.Guard != nil {
-		rl = stdioRelay(ctx, o.Guard, childIn, out, rec) // guard.go
+		rl = stdioRelay(ctx, o.Guard, p.Stdin(), out, rec) // guard.go
 	}
 	go func() {
 		if rl != nil {
 			guardClientLines(clientIn, rl, rec, o.MaxLine)
 		} else {
-			forwardLines(clientIn, childIn, cassettes.FromClient, rec, o.MaxLine)
+			forwardLines(clientIn, p.Stdin(), cassettes.FromClient, rec, o.MaxLine)
 		}
 		// Closed before the server can see EOF and exit: a client that has
 		// finished gets no answers of mcpmock's after the server's.
 		close(clientClosed)
-		childIn.Close()
+		p.Stop() // stdin closed, then SIGTERM, then SIGKILL
 	}()
 	// Server → client.
 	serverDone := make(chan struct{})
@@ -129,34 +93,20 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 			forwardLines(fromServer, out, cassettes.FromServer, rec, o.MaxLine)
 		}
 	}()
-	// Signals and the stop sequence once the client is gone.
+	// Signals are passed on; the end of ctx stops the server at once.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var stopTimer <-chan time.Time
-		stage := 0
-		cc := clientClosed
+		ctxDone := ctx.Done()
 		for {
 			select {
 			case sig := <-o.Signals:
-				cmd.Process.Signal(sig)
-			case <-cc:
-				cc = nil
-				stopTimer = time.After(o.StopTimeout)
-			case <-ctx.Done():
-				cmd.Process.Signal(syscall.SIGTERM)
-				stage, stopTimer = 1, time.After(o.StopTimeout)
-				ctx = context.Background()
-			case <-stopTimer:
-				if stage == 0 {
-					cmd.Process.Signal(syscall.SIGTERM)
-					stage, stopTimer = 1, time.After(o.StopTimeout)
-				} else {
-					cmd.Process.Kill()
-					stopTimer = nil
-				}
-			case <-exited:
+				p.Signal(sig)
+			case <-ctxDone:
+				ctxDone = nil
+				p.Terminate()
+			case <-p.Done():
 				return
 			}
 		}
@@ -165,34 +115,17 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// uvx) may exit while a descendant keeps its stdout open, and the end
 	// of file would come only when that one exits. Once the server has
 	// exited, its stdout is read while data comes (exitReader).
-	var waitErr error
-	waited := make(chan struct{})
-	go func() {
-		defer close(waited)
-		waitErr = cmd.Wait()
-	}()
 	select {
 	case <-serverDone:
-		<-waited
-	case <-waited:
+		<-p.Done()
+	case <-p.Done():
 		fromServer.exit()
 		<-serverDone
 	}
-	close(exited)
 	wg.Wait()
-
-	status := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(waitErr, &ee):
-		status = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = 128 + int(ws.Signal())
-		}
-	case errors.Is(waitErr, exec.ErrWaitDelay):
-		// Exited with status 0; a descendant still holds its stderr.
-	case waitErr != nil:
-		return 1, fmt.Errorf("recorder: %w", waitErr)
+	status, err := p.Wait()
+	if err != nil {
+		return status, fmt.Errorf("recorder: %w", err)
 	}
 	// The server is gone while the client is still there: answer what it
 	// left unanswered, so the client is not left waiting. These answers
@@ -216,13 +149,11 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	return status, nil
 }
 
-// startError says that the server could not start. It names the program
-// but gives away no secret of a NAME=VALUE written as for a shell.
-func startError(argv []string, err error) error {
-	if shown, n := cassettes.RedactArgs(argv[:1]); n > 0 {
-		return fmt.Errorf("recorder: start server %q: %s", shown[0], strings.ReplaceAll(err.Error(), argv[0], shown[0]))
-	}
-	return fmt.Errorf("recorder: start server %q: %w", argv[0], err)
+// shownCommand is the server's program as errors name it: a NAME=VALUE
+// written as for a shell shows no secret.
+func shownCommand(argv []string) string {
+	shown, _ := cassettes.RedactArgs(argv[:1])
+	return shown[0]
 }
 
 // forwardLines copies r to w line by line, each line as soon as it is
@@ -324,10 +255,6 @@ type exitReader struct {
 // exitDrainGrace is how long a read of the server's stdout waits for data
 // once the server process has exited.
 const exitDrainGrace = 200 * time.Millisecond
-
-// stderrDrainGrace is how long the copy of the server's stderr may go on
-// once the server has exited (when stderr is not a file).
-const stderrDrainGrace = time.Second
 
 func (r *exitReader) Read(p []byte) (int, error) {
 	if r.exited.Load() {
