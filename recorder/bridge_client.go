@@ -3,7 +3,6 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/internal/mcp"
+	"github.com/mcpmock/mcpmock/internal/mcpclient"
 )
 
 // BridgeOptions configure the bridges between stdio and HTTP. The zero value
@@ -67,7 +67,9 @@ func (o *BridgeOptions) defaults() BridgeOptions {
 // POST to upstream with the headers that the transport requires
 // (Mcp-Session-Id once the server gave one, MCP-Protocol-Version, Mcp-Method,
 // Mcp-Name), and writes the server's messages (JSON or SSE answers, the GET
-// stream of the stateful era) to clientOut, one a line, as they arrive. rec
+// stream of the stateful era) to clientOut, one a line, as they arrive. A
+// server of the HTTP+SSE transport (2024-11-05), which refuses the POST of
+// initialize, is spoken to over its event stream instead. rec
 // observes everything, with its HTTP description. It returns when clientIn
 // ends (after the requests in flight are answered, or StopTimeout) or ctx
 // ends; it then ends the session with DELETE.
@@ -77,7 +79,11 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 	if err != nil {
 		return err
 	}
-	b := &clientBridge{tap: tap, url: tap.upstream.String(), rec: rec, out: &lockedWriter{w: clientOut}, log: o.Logger, client: o.Client}
+	mc, err := mcpclient.New(tap.upstream.String(), &mcpclient.Options{Client: o.Client, MaxMessage: tap.max})
+	if err != nil {
+		return err
+	}
+	b := &clientBridge{tap: tap, mc: mc, rec: rec, out: &lockedWriter{w: clientOut}, log: o.Logger}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.ctx = ctx
@@ -139,13 +145,12 @@ loop:
 
 // clientBridge is the state of StdioToHTTP.
 type clientBridge struct {
-	ctx    context.Context
-	tap    *HTTP
-	url    string
-	rec    *Recorder
-	out    *lockedWriter
-	log    *slog.Logger
-	client *http.Client
+	ctx context.Context
+	tap *HTTP
+	mc  *mcpclient.Client
+	rec *Recorder
+	out *lockedWriter
+	log *slog.Logger
 
 	// relay carries the messages both ways, through the guard if there
 	// is one (relay.go); its ends are toClient and toServer.
@@ -155,20 +160,20 @@ type clientBridge struct {
 	streams  sync.WaitGroup // the GET stream, the guard's own POSTs
 	ex       atomic.Uint64
 
-	mu      sync.Mutex // guards session, version and getOpen
-	session string
-	version string
+	mu      sync.Mutex // guards getOpen
 	getOpen bool
 }
 
 // bridgeAt is what the bridge's relay ends know of a message: the
 // exchange of the client's message (the POST that carries it, numbered
-// when it came, or the one whose response carried a server message), how a
-// server message travelled, and whether the client's answer is the
+// when it came) and the request made of it then, the exchange and the
+// description of a server message, and whether the client's answer is the
 // bridge's own (unrecorded: an error for a request the server left
 // unanswered, an answer to the guard's own request).
 type bridgeAt struct {
 	ex         uint64
+	line       []byte
+	req        *mcpclient.Request
 	note       HTTPNote
 	unrecorded bool
 }
@@ -176,12 +181,13 @@ type bridgeAt struct {
 // fromClient records one client line, as the client sent it, under the
 // exchange that will carry it, and gives it to the relay.
 func (b *clientBridge) fromClient(line []byte) {
-	h := http.Header{}
-	b.setHeaders(h, firstMessage(line))
+	req, err := b.mc.NewRequest(b.ctx, line)
+	if err != nil {
+		return
+	}
 	ex := b.tap.exchanges.Add(1)
-	u := *b.tap.upstream
-	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(h), URL: recordedURL(&u)})
-	b.relay.fromClient(bridgeAt{ex: ex}, "", line)
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.HTTP.Header), URL: recordedURL(req.HTTP.URL)})
+	b.relay.fromClient(bridgeAt{ex: ex, line: line, req: req}, "", line)
 }
 
 // toClient writes a message for the client as a line and records it
@@ -199,201 +205,182 @@ func (b *clientBridge) toClient(at bridgeAt, msg []byte, own bool) error {
 	return err
 }
 
-// toServer posts a message (relay.go): the client's, on its exchange, or
-// the guard's own on an exchange that is not recorded.
+// toServer posts a message (relay.go): the client's on its exchange (with
+// the request made of it when it came, if the guard passed it as it was),
+// or the guard's own on an exchange that is not recorded.
 func (b *clientBridge) toServer(at bridgeAt, msg []byte, own bool) error {
 	if own {
-		b.send(msg, 0)
-		return nil
+		at = bridgeAt{}
 	}
-	b.send(msg, at.ex)
+	req := at.req
+	if req == nil || len(msg) != len(at.line) || len(msg) > 0 && &msg[0] != &at.line[0] {
+		var err error
+		if req, err = b.mc.NewRequest(b.ctx, msg); err != nil {
+			return err
+		}
+	}
+	b.send(req, msg, at.ex)
 	return nil
-}
-
-// firstMessage is the message, or the first of a batch; nil if there is
-// none.
-func firstMessage(line []byte) *jsonrpc.Message {
-	elems, _, err := jsonrpc.SplitBatch(line)
-	if err != nil || len(elems) == 0 {
-		return nil
-	}
-	m, _ := jsonrpc.Parse(elems[0])
-	return m
 }
 
 // send posts one message on exchange ex (0: one of the guard's own, not
 // recorded). A request is answered on its own goroutine; a notification
 // or a response is sent before the next line is read, so that the server
 // sees the client's messages in order.
-func (b *clientBridge) send(line []byte, ex uint64) {
-	first := firstMessage(line)
+func (b *clientBridge) send(req *mcpclient.Request, line []byte, ex uint64) {
 	elems, _, _ := jsonrpc.SplitBatch(line)
-	hasRequest := false
 	var ids []jsonrpc.ID
+	init := false
 	for _, el := range elems {
 		if m, err := jsonrpc.Parse(el); err == nil && m.Kind() == jsonrpc.KindRequest {
-			hasRequest = true
 			ids = append(ids, m.ID)
+			init = init || m.Method == mcp.MethodInitialize
 		}
 	}
-	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.url, bytes.NewReader(line))
-	if err != nil {
-		return
-	}
-	b.setHeaders(req.Header, first)
 	if ex == 0 {
-		b.goOwn(func() { b.post(req, 0, ids, first) })
+		// The guard's own: the end of the bridge waits for it (after its
+		// context is cancelled).
+		b.streams.Add(1)
+		go func() {
+			defer b.streams.Done()
+			b.post(req, 0, ids, false)
+		}()
 		return
 	}
-	if !hasRequest {
-		b.post(req, ex, nil, first)
+	if len(ids) == 0 {
+		b.post(req, ex, nil, false)
 		return
 	}
 	b.inflight.Add(1)
 	go func() {
 		defer b.inflight.Done()
-		b.post(req, ex, ids, first)
+		b.post(req, ex, ids, init)
 	}()
-}
-
-// goOwn runs a POST of the guard's own, which the end of the bridge waits
-// for (after its context is cancelled).
-func (b *clientBridge) goOwn(f func()) {
-	b.streams.Add(1)
-	go func() {
-		defer b.streams.Done()
-		f()
-	}()
-}
-
-func (b *clientBridge) setHeaders(h http.Header, msg *jsonrpc.Message) {
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
-	b.mu.Lock()
-	session, version := b.session, b.version
-	b.mu.Unlock()
-	if session != "" {
-		h.Set(mcp.HeaderSessionID, session)
-	}
-	mcp.SetRequestHeaders(h, msg, version)
 }
 
 // post sends req and delivers what comes back to the client. ids are the
-// requests in it that must get an answer.
-func (b *clientBridge) post(req *http.Request, ex uint64, ids []jsonrpc.ID, msg *jsonrpc.Message) {
-	resp, err := b.client.Do(req)
-	if err != nil {
-		if b.ctx.Err() == nil {
-			b.failAll(ids, fmt.Sprintf("mcpmock: the server %s did not answer: %v", b.tap.upstream.Redacted(), err))
-		}
-		return
-	}
-	defer resp.Body.Close()
-	if sid := resp.Header.Get(mcp.HeaderSessionID); sid != "" {
-		b.mu.Lock()
-		b.session = sid
-		b.mu.Unlock()
-	}
-	form := formOf(resp)
-	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
+// requests in it that must get an answer; init says one is initialize.
+func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID, init bool) {
 	answered := map[jsonrpc.ID]bool{}
-	// The guard's own POSTs (ex 0) are not recorded.
-	observeResponse := func(n HTTPNote) {
-		if ex != 0 {
-			b.rec.ObserveHTTPResponse(n, time.Now())
-		}
-	}
+	var answer *mcpclient.Answer // the POST's, once it came
+	// The guard's own POSTs (ex 0) are not recorded; what comes back
+	// passes through the relay.
 	deliver := func(data []byte, n HTTPNote) {
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 {
-			return
-		}
 		if m, err := jsonrpc.Parse(data); err == nil && m.Kind() == jsonrpc.KindResponse {
 			answered[m.ID] = true
-			b.learn(m, msg)
+			if init && m.Result != nil {
+				b.openGet()
+			}
 		}
 		b.relay.fromServer(bridgeAt{ex: ex, note: n, unrecorded: ex == 0}, "", bytes.Clone(data))
 	}
-	if form == "sse" {
-		observeResponse(note)
-		lastID := b.readStream(resp.Body, ex, "", deliver)
-		// A stream that ended before its answers (2025-11-25 lets a server
-		// close it and the client poll): resume it with Last-Event-ID.
-		for tries := 0; lastID != "" && len(answered) < len(ids) && tries < 5 && b.ctx.Err() == nil; tries++ {
-			lastID = b.resume(lastID, ex, deliver)
-		}
-	} else {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.tap.max)+1))
-		if err == nil && len(data) > b.tap.max {
-			// A line past the limit would not be read by the client either:
-			// its requests get an error instead, and the rest is not read.
-			size := fmt.Sprintf("more than %d bytes", b.tap.max)
-			if resp.ContentLength > 0 {
-				size = fmt.Sprintf("%d bytes", resp.ContentLength)
+	h := &mcpclient.Handler{
+		Answer: func(a *mcpclient.Answer) {
+			if a.Resumed {
+				return
 			}
-			msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", b.tap.upstream.Redacted(), size, b.tap.max)
-			b.log.Warn(msg)
+			answer = a
+			note := HTTPNote{Exchange: ex, Status: a.Status, Form: string(a.Form), ResponseHeaders: recordedHeaders(a.Header)}
+			if trimmed := bytes.TrimSpace(a.Body); len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
+				note.Body = string(a.Body)
+			}
 			if ex != 0 {
 				b.rec.ObserveHTTPResponse(note, time.Now())
-				b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
 			}
-			b.failAll(ids, msg)
-			return
-		}
-		if err != nil {
-			// The server went away in the middle of its answer (a crash, a
-			// restart): no half message for the client, an error for each
-			// of its requests.
-			if b.ctx.Err() == nil {
-				b.failAll(ids, fmt.Sprintf("mcpmock: the server %s broke off its answer (HTTP %d): %v", b.tap.upstream.Redacted(), resp.StatusCode, err))
-			}
-			return
-		}
-		trimmed := bytes.TrimSpace(data)
-		if len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
-			note.Body = string(data)
-		}
-		observeResponse(note)
-		if note.Body == "" && len(trimmed) > 0 {
-			if m, err := jsonrpc.Parse(trimmed); err == nil && m.Kind() == jsonrpc.KindResponse && m.ID == "null" && len(ids) == 1 {
-				// An error with no id (a refused POST) answers the request.
-				trimmed, _ = jsonrpc.WithID(trimmed, ids[0])
-			}
-			deliver(trimmed, HTTPNote{Exchange: ex})
-		}
-		if resp.StatusCode >= 400 {
-			var left []jsonrpc.ID
-			for _, id := range ids {
-				if !answered[id] {
-					left = append(left, id)
+		},
+		Message: func(m mcpclient.Message) bool {
+			data := m.Data
+			if m.Batch != nil {
+				// A batch answer is passed on as it came, once; each of
+				// its responses counts.
+				if p, err := jsonrpc.Parse(m.Data); err == nil && p.Kind() == jsonrpc.KindResponse {
+					answered[p.ID] = true
 				}
+				if m.Index > 0 {
+					return false
+				}
+				data = m.Batch
 			}
-			b.failAll(left, fmt.Sprintf("mcpmock: the server answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(data))))
-		}
+			if answer.Form != mcpclient.FormSSE && m.Stream != mcpclient.StreamSSE {
+				if p, err := jsonrpc.Parse(data); err == nil && p.Kind() == jsonrpc.KindResponse && p.ID == "null" && len(ids) == 1 {
+					// An error with no id (a refused POST) answers the request.
+					data, _ = jsonrpc.WithID(data, ids[0])
+				}
+				deliver(data, HTTPNote{Exchange: ex})
+				return false
+			}
+			if m.HasEventID && !b.tap.events.first(b.eventScope(ex), m.EventID, data) {
+				return false // an echo on a resumed stream: the client has it already
+			}
+			deliver(data, HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: m.HasEventID})
+			return false
+		},
+		Event: func(m mcpclient.Message) {
+			if ex != 0 {
+				b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: true}, time.Now())
+			}
+		},
 	}
+	err := b.mc.Do(req, h)
 	var left []jsonrpc.ID
 	for _, id := range ids {
 		if !answered[id] {
 			left = append(left, id)
 		}
 	}
-	if len(left) > 0 && resp.StatusCode < 400 && b.ctx.Err() == nil {
+	var e *mcpclient.Error
+	errors.As(err, &e)
+	server := b.tap.upstream.Redacted()
+	switch {
+	case err == nil || errors.Is(err, mcpclient.ErrNoAnswer):
+	case e == nil || e.Status == 0:
+		if b.ctx.Err() == nil {
+			cause := err
+			if e != nil && e.Err != nil {
+				cause = e.Err
+			}
+			b.failAll(ids, fmt.Sprintf("mcpmock: the server %s did not answer: %v", server, cause))
+		}
+		return
+	case errors.Is(err, mcpclient.ErrTooLong) && answer != nil && answer.Form == mcpclient.FormSSE:
+		b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, server, b.tap.max))
+	case errors.Is(err, mcpclient.ErrTooLong):
+		// A line past the limit would not be read by the client either:
+		// its requests get an error instead, and the rest is not read.
+		size := fmt.Sprintf("more than %d bytes", b.tap.max)
+		if e.Size > 0 {
+			size = fmt.Sprintf("%d bytes", e.Size)
+		}
+		msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", server, size, b.tap.max)
+		b.log.Warn(msg)
+		if ex != 0 {
+			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+		}
+		b.failAll(ids, msg)
+		return
+	case e.Status >= 400:
+		b.failAll(left, fmt.Sprintf("mcpmock: the server answered HTTP %d: %s", e.Status, strings.TrimSpace(string(answer.Body))))
+		return
+	default:
+		// The server went away in the middle of its answer (a crash, a
+		// restart): no half message for the client, an error for each
+		// of its requests.
+		if b.ctx.Err() == nil {
+			b.failAll(ids, fmt.Sprintf("mcpmock: the server %s broke off its answer (HTTP %d): %v", server, e.Status, errors.Unwrap(e.Err)))
+		}
+		return
+	}
+	if len(left) > 0 && b.ctx.Err() == nil {
 		b.failAll(left, "mcpmock: the server's response stream ended without an answer")
 	}
 }
 
-// learn picks the session's protocol version out of an initialize result,
-// and opens the GET stream of the stateful era.
-func (b *clientBridge) learn(resp *jsonrpc.Message, req *jsonrpc.Message) {
-	if req == nil || req.Method != "initialize" || resp.Result == nil {
-		return
-	}
-	v, _ := jsonrpc.Member(resp.Result, "protocolVersion")
-	var version string
-	json.Unmarshal(v, &version)
+// openGet opens the GET stream of the stateful era once the session has
+// an id; over HTTP+SSE, it takes the stream's messages that answer no
+// request.
+func (b *clientBridge) openGet() {
 	b.mu.Lock()
-	b.version = version
-	open := !b.getOpen && b.session != ""
+	open := !b.getOpen && (b.mc.Session() != "" || b.mc.Transport() == mcpclient.SSE)
 	b.getOpen = b.getOpen || open
 	b.mu.Unlock()
 	if open {
@@ -405,106 +392,42 @@ func (b *clientBridge) learn(resp *jsonrpc.Message, req *jsonrpc.Message) {
 	}
 }
 
-// readStream delivers the messages of an event stream and returns the last
-// event id seen.
-func (b *clientBridge) readStream(body io.Reader, ex uint64, stream string, deliver func([]byte, HTTPNote)) string {
-	sr := jsonrpc.NewSSEReader(body, b.tap.max)
-	last := ""
-	for {
-		ev, err := sr.Next()
-		if err != nil {
-			return last
-		}
-		if ev.TooLong {
-			b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", ev.Size, b.tap.upstream.Redacted(), b.tap.max))
-			return ""
-		}
-		if ev.HasID {
-			last = ev.ID
-		}
-		message := ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data)
-		if message && ev.HasID && !b.tap.events.first(b.eventScope(ex), ev.ID, ev.Data) {
-			continue // an echo on a resumed stream: the client has it already
-		}
-		if message {
-			deliver(ev.Data, HTTPNote{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID})
-		} else if ev.HasID && stream == "" && ex != 0 {
-			b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
-		}
-	}
-}
-
 // eventScope names where the event ids of exchange ex are unique
 // (eventLog.scope): the bridge's session, or without one the exchange's
 // stream, which its resumptions share.
 func (b *clientBridge) eventScope(ex uint64) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.session != "" {
-		return "s" + b.session
+	if s := b.mc.Session(); s != "" {
+		return "s" + s
 	}
 	return "x" + strconv.FormatUint(ex, 10)
 }
 
-// resume reopens a stream with GET and Last-Event-ID.
-func (b *clientBridge) resume(lastID string, ex uint64, deliver func([]byte, HTTPNote)) string {
-	req, err := http.NewRequestWithContext(b.ctx, http.MethodGet, b.url, nil)
-	if err != nil {
-		return ""
-	}
-	b.setHeaders(req.Header, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set(mcp.HeaderLastEventID, lastID)
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	if formOf(resp) != "sse" {
-		return ""
-	}
-	return b.readStream(resp.Body, ex, "", deliver)
-}
-
-// getStream reads the GET stream of the stateful era until the session ends.
+// getStream reads the GET stream of the stateful era until the session
+// ends (a server without one answers 405: nothing to read).
 func (b *clientBridge) getStream() {
-	req, err := http.NewRequestWithContext(b.ctx, http.MethodGet, b.url, nil)
-	if err != nil {
-		return
+	err := b.mc.Listen(b.ctx, &mcpclient.Handler{Message: func(m mcpclient.Message) bool {
+		data := m.Data
+		if m.Batch != nil {
+			if m.Index > 0 {
+				return false
+			}
+			data = m.Batch
+		}
+		if m.HasEventID && !b.tap.events.first(b.eventScope(0), m.EventID, data) {
+			return false
+		}
+		b.relay.fromServer(bridgeAt{note: HTTPNote{Stream: "get", EventID: m.EventID, HasEventID: m.HasEventID}}, "", bytes.Clone(data))
+		return false
+	}})
+	var e *mcpclient.Error
+	if errors.Is(err, mcpclient.ErrTooLong) && errors.As(err, &e) {
+		b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, b.tap.upstream.Redacted(), b.tap.max))
 	}
-	b.setHeaders(req.Header, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	if formOf(resp) != "sse" {
-		return // 405: the server has no GET stream
-	}
-	b.readStream(resp.Body, 0, "get", func(data []byte, n HTTPNote) {
-		b.relay.fromServer(bridgeAt{note: n}, "", bytes.Clone(bytes.TrimSpace(data)))
-	})
 }
 
 // endSession ends the session with DELETE, as a client must when it leaves.
 func (b *clientBridge) endSession() {
-	b.mu.Lock()
-	session := b.session
-	b.mu.Unlock()
-	if session == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.url, nil)
-	if err != nil {
-		return
-	}
-	b.setHeaders(req.Header, nil)
-	if resp, err := b.client.Do(req); err == nil {
-		resp.Body.Close()
-	}
+	b.mc.Close()
 }
 
 // failAll answers requests that will get no answer from the server with a

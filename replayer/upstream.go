@@ -3,25 +3,24 @@ package replayer
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"os"
 	"os/exec"
 	"sync"
 	"time"
 
-	"github.com/mcpmock/mcpmock/internal/mcp"
-
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcpclient"
 )
 
 // Upstream is a live MCP server that mcpmock talks to as a client: a
-// command spawned once and kept (stdio), or a Streamable HTTP URL. The
+// command spawned once and kept (stdio), or an HTTP URL (Streamable HTTP,
+// or the HTTP+SSE transport of 2024-11-05, found as the specification's
+// backwards-compatibility section says). The
 // new-episodes mode forwards the requests that the cassette cannot answer
 // to it, and the drift check (mcpmock cassette verify) replays a cassette's
 // requests against it. Calls are made one at a time.
@@ -34,10 +33,8 @@ type Upstream struct {
 	stdin io.WriteCloser
 	lines chan []byte // lines from the server; closed at its end
 	// HTTP
-	client    *http.Client
-	sessionID string
-	protocol  string
-	closed    bool
+	mc     *mcpclient.Client
+	closed bool
 }
 
 // UpstreamOptions say which live server an Upstream talks to: exactly one
@@ -49,8 +46,13 @@ type UpstreamOptions struct {
 	Env []string
 	// Stderr receives the command's stderr; nil means os.Stderr.
 	Stderr io.Writer
-	// URL is a Streamable HTTP endpoint.
+	// URL is a Streamable HTTP endpoint, or the SSE endpoint of an
+	// HTTP+SSE server (2024-11-05): a server that refuses the POST of
+	// initialize with 400, 404 or 405 is asked for an event stream with
+	// GET, and spoken to over HTTP+SSE if it sends its endpoint event.
 	URL string
+	// Header is added to every HTTP request (authorization, say).
+	Header http.Header
 	// Timeout bounds each call; 0 means 30 seconds.
 	Timeout time.Duration
 }
@@ -69,7 +71,11 @@ func DialUpstream(opts UpstreamOptions) (*Upstream, error) {
 	case len(opts.Command) > 0 && opts.URL != "":
 		return nil, fmt.Errorf("%w: give a command or a URL, not both", ErrUpstream)
 	case opts.URL != "":
-		u.client = &http.Client{}
+		mc, err := mcpclient.New(opts.URL, &mcpclient.Options{Header: opts.Header})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+		u.mc = mc
 		return u, nil
 	case len(opts.Command) == 0:
 		return nil, fmt.Errorf("%w: no command and no URL", ErrUpstream)
@@ -112,9 +118,11 @@ func DialUpstream(opts UpstreamOptions) (*Upstream, error) {
 func (u *Upstream) Notify(ctx context.Context, msg []byte) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.client != nil {
-		_, err := u.post(ctx, msg, nil)
-		return err
+	if u.mc != nil {
+		if err := u.mc.Post(ctx, msg, nil); err != nil {
+			return fmt.Errorf("%w: %v", ErrUpstream, err)
+		}
+		return nil
 	}
 	return u.write(msg)
 }
@@ -157,26 +165,29 @@ func (u *Upstream) Call(ctx context.Context, request []byte) (*cassettes.Interac
 			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer, Message: bytes.Clone(m.Raw)})
 			reply := jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: -32601, Message: "mcpmock: " + m.Method + " is not supported while forwarding"})
 			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromClient, Message: reply})
-			if u.client == nil {
+			if u.mc == nil {
 				u.write(reply)
 			} else {
-				u.post(ctx, reply, nil)
+				u.mc.Post(ctx, reply, nil)
 			}
 		default:
 			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer, Message: bytes.Clone(m.Raw)})
 		}
 		return false
 	}
-	if u.client != nil {
-		done, err := u.post(ctx, request, one)
-		if err != nil {
-			return nil, err
+	if u.mc != nil {
+		done := false
+		err := u.mc.Post(ctx, request, &mcpclient.Handler{Message: func(m mcpclient.Message) bool {
+			done = one(m.Data)
+			return done
+		}})
+		switch {
+		case done:
+			return in, nil
+		case err != nil:
+			return nil, fmt.Errorf("%w: %s: %v", ErrUpstream, msg.Method, err)
 		}
-		if !done {
-			return nil, fmt.Errorf("%w: no response to %s", ErrUpstream, msg.Method)
-		}
-		u.learn(msg.Method, in.Response.Message)
-		return in, nil
+		return nil, fmt.Errorf("%w: no response to %s", ErrUpstream, msg.Method)
 	}
 	if err := u.write(request); err != nil {
 		return nil, err
@@ -196,94 +207,9 @@ func (u *Upstream) Call(ctx context.Context, request []byte) (*cassettes.Interac
 	}
 }
 
-// learn keeps the protocol version that initialize agreed on, for the
-// MCP-Protocol-Version header.
-func (u *Upstream) learn(method string, resp []byte) {
-	if method != "initialize" {
-		return
-	}
-	m, err := jsonrpc.Parse(resp)
-	if err != nil || m.Result == nil {
-		return
-	}
-	if v, err := jsonrpc.Member(m.Result, "protocolVersion"); err == nil && v != nil {
-		var s string
-		if jsonUnquote(v, &s) {
-			u.protocol = s
-		}
-	}
-}
-
-// post sends one message over HTTP and hands each message of the answer
-// (a JSON body or an event stream) to each, until each says done.
-func (u *Upstream) post(ctx context.Context, body []byte, each func([]byte) bool) (done bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.opts.URL, bytes.NewReader(body))
-	if err != nil {
-		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if u.sessionID != "" {
-		req.Header.Set(mcp.HeaderSessionID, u.sessionID)
-	}
-	msg, _ := jsonrpc.Parse(body) // nil for what is not one message
-	mcp.SetRequestHeaders(req.Header, msg, u.protocol)
-	resp, err := u.client.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("%w: %v", ErrUpstream, err)
-	}
-	defer resp.Body.Close()
-	if id := resp.Header.Get(mcp.HeaderSessionID); id != "" {
-		u.sessionID = id
-	}
-	if resp.StatusCode == http.StatusAccepted || each == nil {
-		io.Copy(io.Discard, resp.Body)
-		return false, nil
-	}
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return false, fmt.Errorf("%w: %s answered %s: %s", ErrUpstream, u.opts.URL, resp.Status, bytes.TrimSpace(b))
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct != "text/event-stream" {
-		// An answer is one message: read no more of it than the message
-		// limit (the SSE reader below bounds each event alike).
-		b, err := io.ReadAll(io.LimitReader(resp.Body, jsonrpc.DefaultMaxLine+1))
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
-		}
-		if len(b) > jsonrpc.DefaultMaxLine {
-			return false, fmt.Errorf("%w: %s answered more than the message limit of %d bytes; the answer was not read", ErrUpstream, u.opts.URL, jsonrpc.DefaultMaxLine)
-		}
-		elems, _, err := jsonrpc.SplitBatch(b)
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
-		}
-		for _, el := range elems {
-			if each(el) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	sr := jsonrpc.NewSSEReader(resp.Body, 0)
-	for {
-		ev, err := sr.Next()
-		if ev.Data != nil && each(ev.Data) {
-			return true, nil
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return false, nil
-			}
-			return false, fmt.Errorf("%w: %v", ErrUpstream, err)
-		}
-	}
-}
-
 // Close ends the session: for a command, it closes its stdin, then kills
 // it if it has not exited within two seconds; for HTTP, it deletes the
-// session. It is idempotent.
+// session (DELETE) or closes the HTTP+SSE stream. It is idempotent.
 func (u *Upstream) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -291,17 +217,8 @@ func (u *Upstream) Close() error {
 		return nil
 	}
 	u.closed = true
-	if u.client != nil {
-		if u.sessionID != "" {
-			if req, err := http.NewRequest(http.MethodDelete, u.opts.URL, nil); err == nil {
-				req.Header.Set(mcp.HeaderSessionID, u.sessionID)
-				if resp, err := u.client.Do(req); err == nil {
-					resp.Body.Close()
-				}
-			}
-		}
-		u.client.CloseIdleConnections()
-		return nil
+	if u.mc != nil {
+		return u.mc.Close()
 	}
 	go func() {
 		for range u.lines { // let the reader finish
@@ -318,5 +235,3 @@ func (u *Upstream) Close() error {
 		return <-exited
 	}
 }
-
-func jsonUnquote(raw []byte, s *string) bool { return json.Unmarshal(raw, s) == nil }

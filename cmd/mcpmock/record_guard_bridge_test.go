@@ -16,12 +16,12 @@ import (
 
 // TestGuardBridges is TestGuardStdio through the two bridges of the real
 // binary, with go-sdk and mcp-go clients: a stdio client before an HTTP
-// server (--upstream URL), and an HTTP client before a stdio server
-// (--listen ADDR -- COMMAND). Every policy applies as on the taps, the
+// server (--upstream URL, Streamable HTTP or HTTP+SSE at /sse), and an HTTP
+// client before a stdio server (--listen ADDR -- COMMAND). Every policy applies as on the taps, the
 // audit file holds one line per decision, the cassette holds the guarded
 // conversation, and a call that times out is cancelled upstream.
 func TestGuardBridges(t *testing.T) {
-	for _, pairing := range []string{"stdio-to-http", "http-to-stdio"} {
+	for _, pairing := range []string{"stdio-to-http", "stdio-to-sse", "http-to-stdio"} {
 		for _, lib := range []string{"gosdk", "mcpgo"} {
 			t.Run(pairing+"/"+lib, func(t *testing.T) {
 				t.Parallel()
@@ -32,9 +32,13 @@ func TestGuardBridges(t *testing.T) {
 				var want []string
 				var stderr string
 				switch pairing {
-				case "stdio-to-http":
+				case "stdio-to-http", "stdio-to-sse":
 					up, cancelled := cancelWatch(t, testpeer.GoSDK, testpeer.HTTPServerOptions{})
-					p := startGuard(t, nil, append(args, "--upstream", up+"/mcp")...)
+					path := "/mcp"
+					if pairing == "stdio-to-sse" {
+						path = "/sse" // the HTTP+SSE transport of 2024-11-05
+					}
+					p := startGuard(t, nil, append(args, "--upstream", up+path)...)
 					c := stdioClient(t, lib, p)
 					want = policyCalls(t, c, "there is no terminal to ask on")
 					select {
