@@ -89,14 +89,7 @@ func (b *StdioBridge) Done() <-chan struct{} { return b.done }
 func (b *StdioBridge) readServer() {
 	defer close(b.done)
 	defer b.p.Stdout().Close()
-	fromServer := &exitReader{f: b.p.Stdout()}
-	exitSeen := make(chan struct{})
-	go func() {
-		defer close(exitSeen)
-		<-b.p.Done()
-		fromServer.exit()
-	}()
-	lr := jsonrpc.NewLineReader(fromServer, b.max)
+	lr := jsonrpc.NewLineReader(b.p.Stdout(), b.max)
 	for {
 		line, err := lr.ReadLine()
 		if errors.Is(err, jsonrpc.ErrLineTooLong) {
@@ -109,7 +102,6 @@ func (b *StdioBridge) readServer() {
 		b.relay.fromServer(struct{}{}, "", bytes.Clone(line))
 	}
 	status, _ := b.p.Wait()
-	<-exitSeen
 	// Answer what the server left unanswered, and end every stream.
 	b.mu.Lock()
 	b.closed, b.exitCode = true, status

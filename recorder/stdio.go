@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -64,7 +63,7 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	defer p.Stdout().Close()
 
 	out := &lockedWriter{w: clientOut}
-	fromServer := &exitReader{f: p.Stdout()}
+	fromServer := p.Stdout() // once the server has exited, read while data comes
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
@@ -114,14 +113,9 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// The server's exit is noticed on its own: a wrapper (sh -c, npx,
 	// uvx) may exit while a descendant keeps its stdout open, and the end
 	// of file would come only when that one exits. Once the server has
-	// exited, its stdout is read while data comes (exitReader).
-	select {
-	case <-serverDone:
-		<-p.Done()
-	case <-p.Done():
-		fromServer.exit()
-		<-serverDone
-	}
+	// exited, its stdout is read while data comes (child.ExitDrainGrace).
+	<-serverDone
+	<-p.Done()
 	wg.Wait()
 	status, err := p.Wait()
 	if err != nil {
@@ -240,31 +234,4 @@ func (l *lockedWriter) endLine() {
 		l.w.Write([]byte{'\n'})
 		l.open = false
 	}
-}
-
-// exitReader reads the server's stdout. Once the server process has exited
-// (exit), a read waits at most exitDrainGrace for data: what the server
-// wrote before it exited is still read and forwarded, however slowly the
-// client takes it, but a descendant that keeps the pipe open and silent
-// does not keep the tap waiting.
-type exitReader struct {
-	f      *os.File
-	exited atomic.Bool
-}
-
-// exitDrainGrace is how long a read of the server's stdout waits for data
-// once the server process has exited.
-const exitDrainGrace = 200 * time.Millisecond
-
-func (r *exitReader) Read(p []byte) (int, error) {
-	if r.exited.Load() {
-		r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
-	}
-	return r.f.Read(p)
-}
-
-// exit says that the server process has exited.
-func (r *exitReader) exit() {
-	r.exited.Store(true)
-	r.f.SetReadDeadline(time.Now().Add(exitDrainGrace))
 }

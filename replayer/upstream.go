@@ -8,11 +8,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/child"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcpclient"
 )
@@ -29,9 +29,9 @@ type Upstream struct {
 
 	mu sync.Mutex // serialises calls; guards the fields below
 	// stdio
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan []byte // lines from the server; closed at its end
+	proc  *child.Process
+	lines chan []byte   // lines from the server; closed at its end
+	read  chan struct{} // closed when the reader goroutine has ended
 	// HTTP
 	mc     *mcpclient.Client
 	closed bool
@@ -55,6 +55,11 @@ type UpstreamOptions struct {
 	Header http.Header
 	// Timeout bounds each call; 0 means 30 seconds.
 	Timeout time.Duration
+	// StopTimeout is how long the command has to exit after Close closes
+	// its stdin before it is sent SIGTERM, and then after SIGTERM before it
+	// is killed; 0 means child.StdinGrace and child.TermGrace (5 seconds
+	// each).
+	StopTimeout time.Duration
 }
 
 // ErrUpstream is wrapped by every error of the live server.
@@ -80,27 +85,21 @@ func DialUpstream(opts UpstreamOptions) (*Upstream, error) {
 	case len(opts.Command) == 0:
 		return nil, fmt.Errorf("%w: no command and no URL", ErrUpstream)
 	}
-	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
-	cmd.Env = append(os.Environ(), opts.Env...)
-	cmd.Stderr = opts.Stderr
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
 	}
-	stdin, err := cmd.StdinPipe()
+	p, err := child.Start(opts.Command, &child.Options{Env: opts.Env, Stderr: stderr,
+		StdinGrace: opts.StopTimeout, TermGrace: opts.StopTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUpstream, err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUpstream, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: start %q: %v", ErrUpstream, opts.Command, err)
-	}
-	u.cmd, u.stdin, u.lines = cmd, stdin, make(chan []byte, 64)
+	u.proc, u.lines, u.read = p, make(chan []byte, 64), make(chan struct{})
 	go func() {
+		defer close(u.read)
+		defer p.Stdout().Close()
 		defer close(u.lines)
-		lr := jsonrpc.NewLineReader(stdout, 0)
+		lr := jsonrpc.NewLineReader(p.Stdout(), 0)
 		for {
 			line, err := lr.ReadLine()
 			if len(line) > 0 {
@@ -128,7 +127,7 @@ func (u *Upstream) Notify(ctx context.Context, msg []byte) error {
 }
 
 func (u *Upstream) write(msg []byte) error {
-	if _, err := u.stdin.Write(append(bytes.Clone(msg), '\n')); err != nil {
+	if _, err := u.proc.Stdin().Write(append(bytes.Clone(msg), '\n')); err != nil {
 		return fmt.Errorf("%w: write: %v", ErrUpstream, err)
 	}
 	return nil
@@ -207,9 +206,11 @@ func (u *Upstream) Call(ctx context.Context, request []byte) (*cassettes.Interac
 	}
 }
 
-// Close ends the session: for a command, it closes its stdin, then kills
-// it if it has not exited within two seconds; for HTTP, it deletes the
-// session (DELETE) or closes the HTTP+SSE stream. It is idempotent.
+// Close ends the session: a command's stdin is closed, then it is sent
+// SIGTERM if it has not exited within StopTimeout, then SIGKILL after
+// StopTimeout more (child.Process.Stop); an error says the status of a
+// command that did not exit with 0. Over HTTP, Close deletes the session
+// (DELETE) or closes the HTTP+SSE stream. It is idempotent.
 func (u *Upstream) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -220,18 +221,19 @@ func (u *Upstream) Close() error {
 	if u.mc != nil {
 		return u.mc.Close()
 	}
+	// The lines the server still writes are dropped, so that its reader
+	// can reach the end of its output.
 	go func() {
-		for range u.lines { // let the reader finish
+		for range u.lines {
 		}
 	}()
-	u.stdin.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- u.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(2 * time.Second):
-		u.cmd.Process.Kill()
-		return <-exited
+	status, err := u.proc.Close()
+	<-u.read
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrUpstream, err)
+	case status != 0:
+		return fmt.Errorf("%w: %q exited with status %d", ErrUpstream, u.opts.Command[0], status)
 	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,13 @@ const TermGrace = 5 * time.Second
 // child has exited, when Options.Stderr is not a file: a descendant that
 // inherited the pipe and keeps it open does not keep Wait waiting longer.
 const StderrGrace = time.Second
+
+// ExitDrainGrace is how long a read of a child's stdout waits for data once
+// the child process has exited: what it wrote before it exited is still
+// read, however slowly the reader takes it, but a descendant that keeps the
+// pipe open and silent does not keep the reader waiting (the read fails
+// with os.ErrDeadlineExceeded).
+const ExitDrainGrace = 200 * time.Millisecond
 
 // Options configure a child. The zero value (or nil) is the default.
 type Options struct {
@@ -62,7 +70,8 @@ type Options struct {
 // goroutines.
 type Process struct {
 	cmd                   *exec.Cmd
-	stdin, stdout         *os.File
+	stdin                 *os.File
+	stdout                *output
 	stdinGrace, termGrace time.Duration
 
 	done   chan struct{} // closed when the process has exited and been waited for
@@ -132,7 +141,7 @@ func Start(argv []string, opts *Options) (*Process, error) {
 		}
 		return nil, fmt.Errorf("start server %q: %w", o.Name, err)
 	}
-	p := &Process{cmd: cmd, stdin: stdin, stdout: stdout, stdinGrace: o.StdinGrace, termGrace: o.TermGrace,
+	p := &Process{cmd: cmd, stdin: stdin, stdout: &output{f: stdout}, stdinGrace: o.StdinGrace, termGrace: o.TermGrace,
 		done: make(chan struct{}), stop: make(chan struct{}), term: make(chan struct{})}
 	p.stopperWG.Add(1)
 	go p.stopper()
@@ -155,6 +164,7 @@ func (p *Process) wait() {
 	case err != nil:
 		p.status, p.err = 1, fmt.Errorf("wait for server %q: %w", p.cmd.Path, err)
 	}
+	p.stdout.exit()
 	close(p.done)
 	p.stopperWG.Wait()
 }
@@ -206,10 +216,11 @@ func (p *Process) terminate() {
 // may close it earlier.
 func (p *Process) Stdin() *os.File { return p.stdin }
 
-// Stdout is the read end of the child's stdout: it reaches its end of file
-// when the child and every descendant holding it have exited. The caller
-// closes it when done reading.
-func (p *Process) Stdout() *os.File { return p.stdout }
+// Stdout is the read end of the child's stdout. It reaches its end of file
+// when the child and every descendant holding it have exited, or, once the
+// child itself has exited, fails with os.ErrDeadlineExceeded when no data
+// has come for ExitDrainGrace. The caller closes it when done reading.
+func (p *Process) Stdout() io.ReadCloser { return p.stdout }
 
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
@@ -262,4 +273,26 @@ func (p *Process) Terminate() {
 func (p *Process) Close() (int, error) {
 	p.Stop()
 	return p.Wait()
+}
+
+// output reads a child's stdout; once the child has exited (exit), a read
+// waits at most ExitDrainGrace for data.
+type output struct {
+	f      *os.File
+	exited atomic.Bool
+}
+
+func (r *output) Read(p []byte) (int, error) {
+	if r.exited.Load() {
+		r.f.SetReadDeadline(time.Now().Add(ExitDrainGrace))
+	}
+	return r.f.Read(p)
+}
+
+func (r *output) Close() error { return r.f.Close() }
+
+// exit says that the child process has exited.
+func (r *output) exit() {
+	r.exited.Store(true)
+	r.f.SetReadDeadline(time.Now().Add(ExitDrainGrace))
 }

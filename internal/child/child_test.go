@@ -201,7 +201,7 @@ func TestStartError(t *testing.T) {
 		want      []string
 		wantNotIn string
 	}{
-		{"no command", nil, nil, []string{"no command"}, ""},
+		{"no command", nil, nil, []string{"no server command"}, ""},
 		{"missing program", []string{"mcpmock-no-such-server"}, nil, []string{`start server "mcpmock-no-such-server"`, "not found"}, ""},
 		{"shown name", []string{"TOKEN=s3cret"}, &Options{Name: "TOKEN=[REDACTED]"}, []string{`"TOKEN=[REDACTED]"`}, "s3cret"},
 	}
