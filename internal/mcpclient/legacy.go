@@ -238,9 +238,14 @@ func (c *Client) fallBack(r *Request) error {
 	c.mu.Lock()
 	c.transport = SSE
 	c.mu.Unlock()
+	return c.retarget(r, ls)
+}
+
+// retarget readies r, made for Streamable HTTP, for the endpoint of ls.
+func (c *Client) retarget(r *Request, ls *legacyStream) error {
 	req, err := http.NewRequestWithContext(r.ctx, http.MethodPost, ls.endpoint.String(), bytes.NewReader(r.body))
 	if err != nil {
-		return err
+		return fmt.Errorf("mcpclient: %w", err)
 	}
 	c.setHeaders(req.Header, r.msg, true)
 	req.Header.Set("Content-Type", "application/json")
@@ -254,6 +259,12 @@ func (c *Client) doLegacy(r *Request, h *Handler) error {
 	c.mu.Lock()
 	ls := c.legacy
 	c.mu.Unlock()
+	if r.HTTP.URL.String() != ls.endpoint.String() {
+		// Made while Auto had not found HTTP+SSE yet.
+		if err := c.retarget(r, ls); err != nil {
+			return err
+		}
+	}
 	w := newWaiter(r.ids)
 	if len(r.ids) > 0 {
 		ls.add(w)

@@ -159,3 +159,35 @@ func TestRealServers(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoRetarget: a request made before Auto found HTTP+SSE is posted to
+// the stream's endpoint all the same.
+func TestAutoRetarget(t *testing.T) {
+	h, err := testpeer.HTTPHandler(testpeer.GoSDK, testpeer.HTTPServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := mcpclient.New(srv.URL+"/sse", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	early, err := c.NewRequest(t.Context(), echoCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, c, initialize(mcp.Version20241105))
+	if c.Transport() != mcpclient.SSE {
+		t.Fatalf("Transport() = %v after initialize, want SSE", c.Transport())
+	}
+	collect(t, c, initialized)
+	var got []mcpclient.Message
+	if err := c.Do(early, &mcpclient.Handler{Message: func(m mcpclient.Message) bool { got = append(got, m); return false }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.Contains(string(got[0].Data), "hi there") {
+		t.Fatalf("the early request was answered %q", datas(got))
+	}
+}
