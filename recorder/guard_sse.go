@@ -200,8 +200,10 @@ func (s *guardedStream) deliver(msg []byte) error {
 // requests on a goroutine of the relay's, which gives their answers to the
 // guard.
 func (s *guardedStream) toServer(at sseAt, msg []byte, own bool) error {
-	if !own && at.post != nil && at.post.forward(s.t, msg) {
-		return nil
+	if !own && at.post != nil {
+		if handled, err := at.post.forward(s.t, msg); handled {
+			return err
+		}
 	}
 	if own && isRequest(msg) {
 		s.relay.goDo(func(ctx context.Context) {
@@ -258,13 +260,15 @@ func (p *messagePOST) finish(s *guardedStream) {
 }
 
 // forward sends the client's message msg upstream on the POST, and gives
-// the client the server's answer to it; false once the POST's handler
-// has returned or answered.
-func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
+// the client the server's answer to it; handled is false once the POST's
+// handler has returned. The error says that the server did not take the
+// message (no answer, or an HTTP error status): none will come on the
+// stream.
+func (p *messagePOST) forward(t *HTTP, msg []byte) (handled bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
-		return false
+		return false, nil
 	}
 	p.answered = true
 	resp, err := t.forward(p.r.Context(), p.r, msg)
@@ -273,7 +277,7 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
 			t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
 			badGateway(p.w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
 		}
-		return true
+		return true, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.max)))
@@ -286,7 +290,10 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) bool {
 	p.w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	p.w.WriteHeader(resp.StatusCode)
 	p.w.Write(data)
-	return true
+	if resp.StatusCode >= 300 {
+		return true, fmt.Errorf("the upstream server %s answered %s", t.upstream.Redacted(), resp.Status)
+	}
+	return true, nil
 }
 
 // guardMessagePOST is guardPOST for the message endpoint of HTTP+SSE,
