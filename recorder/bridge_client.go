@@ -94,23 +94,21 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 	go func() {
 		// This goroutine may stay blocked in a read of clientIn after ctx
 		// ends; it owns nothing else.
-		lr := jsonrpc.NewLineReader(clientIn, o.MaxMessage)
-		for {
-			line, err := lr.ReadLine()
-			if errors.Is(err, jsonrpc.ErrLineTooLong) {
-				o.Logger.Warn("mcpmock: " + err.Error())
-				continue
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
+		err := jsonrpc.PumpLines(clientIn, func(line []byte) error {
 			select {
 			case lines <- bytes.Clone(line):
+				return nil
 			case <-ctx.Done():
-				return
+				return ctx.Err()
 			}
+		}, &jsonrpc.PumpOptions{Max: o.MaxMessage, TooLong: func(e *jsonrpc.LineTooLongError) error {
+			o.Logger.Warn("mcpmock: " + e.Error())
+			return nil
+		}})
+		if err == nil {
+			err = io.EOF
 		}
+		readErr <- err
 	}()
 loop:
 	for {

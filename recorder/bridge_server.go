@@ -89,18 +89,13 @@ func (b *StdioBridge) Done() <-chan struct{} { return b.done }
 func (b *StdioBridge) readServer() {
 	defer close(b.done)
 	defer b.p.Stdout().Close()
-	lr := jsonrpc.NewLineReader(b.p.Stdout(), b.max)
-	for {
-		line, err := lr.ReadLine()
-		if errors.Is(err, jsonrpc.ErrLineTooLong) {
-			b.log.Warn("mcpmock: " + err.Error())
-			continue
-		}
-		if err != nil {
-			break
-		}
+	jsonrpc.PumpLines(b.p.Stdout(), func(line []byte) error {
 		b.relay.fromServer(struct{}{}, "", bytes.Clone(line))
-	}
+		return nil
+	}, &jsonrpc.PumpOptions{Max: b.max, TooLong: func(e *jsonrpc.LineTooLongError) error {
+		b.log.Warn("mcpmock: " + e.Error())
+		return nil
+	}})
 	status, _ := b.p.Wait()
 	// Answer what the server left unanswered, and end every stream.
 	b.mu.Lock()

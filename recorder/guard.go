@@ -3,7 +3,6 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,42 +43,27 @@ func stdioRelay(ctx context.Context, f Filter, toServer io.Writer, toClient *loc
 // the relay has withdrawn the held calls and stopped the clocks.
 func guardClientLines(clientIn io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
 	defer rl.close()
-	lr := jsonrpc.NewLineReader(clientIn, maxLine)
-	for {
-		line, err := lr.ReadLine()
-		var tooLong *jsonrpc.LineTooLongError
-		if errors.As(err, &tooLong) {
-			// Not passed on: the guard cannot see what it holds.
-			rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), time.Now())
-			continue
-		}
-		if err != nil {
-			return
-		}
+	jsonrpc.PumpLines(clientIn, func(line []byte) error {
 		msg := append([]byte(nil), line...)
 		rec.Observe(cassettes.FromClient, msg, time.Now())
 		rl.fromClient(struct{}{}, "", msg)
-	}
+		return nil
+	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
+		// Not passed on: the guard cannot see what it holds.
+		rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), time.Now())
+		return nil
+	}})
 }
 
 // guardServerLines reads the server's messages and gives them to the relay,
 // which passes on (and records) what the guard lets through.
 func guardServerLines(serverOut io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
-	lr := jsonrpc.NewLineReader(serverOut, maxLine)
-	for {
-		line, err := lr.ReadLine()
-		var tooLong *jsonrpc.LineTooLongError
-		if errors.As(err, &tooLong) {
-			rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
-			continue
-		}
-		if err != nil {
-			return
-		}
-		if rl.fromServer(struct{}{}, "", append([]byte(nil), line...)) != nil {
-			return
-		}
-	}
+	jsonrpc.PumpLines(serverOut, func(line []byte) error {
+		return rl.fromServer(struct{}{}, "", append([]byte(nil), line...))
+	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
+		rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
+		return nil
+	}})
 }
 
 // guardPOST forwards one client POST through the guard's relay. A POST to

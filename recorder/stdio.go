@@ -1,7 +1,7 @@
 package recorder
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -150,62 +150,20 @@ func shownCommand(argv []string) string {
 	return shown[0]
 }
 
-// forwardLines copies r to w line by line, each line as soon as it is
+// forwardLines copies r to w byte for byte, each line as soon as it is
 // complete (a line longer than the read buffer is passed on in pieces as
 // they come), and gives rec a copy of each line. It returns at EOF or on an
 // error of either side.
 func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recorder, maxLine int) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // the start of a line longer than the buffer
-	longLen := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			// The copy is queued before the line is passed on, so that the
-			// recorder sees a request before the answer it causes.
-			at := time.Now()
-			switch {
-			case err == bufio.ErrBufferFull || long != nil || longLen > 0:
-				longLen += len(chunk)
-				if longLen <= maxLine {
-					long = append(long, chunk...)
-				}
-				if err != bufio.ErrBufferFull {
-					observeLine(rec, from, long, longLen, maxLine, at)
-					long, longLen = nil, 0
-				}
-			default:
-				observeLine(rec, from, append([]byte(nil), chunk...), len(chunk), maxLine, at)
-			}
-			if _, werr := w.Write(chunk); werr != nil {
-				return
-			}
-		}
-		if err != nil && err != bufio.ErrBufferFull {
-			if long != nil {
-				observeLine(rec, from, long, longLen, maxLine, time.Now())
-			}
-			return
-		}
-	}
-}
-
-func observeLine(rec *Recorder, from cassettes.Direction, line []byte, n, maxLine int, at time.Time) {
-	if n > maxLine {
-		line = fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", n, maxLine)
-	}
-	trimmed := trimEOL(line)
-	if len(trimmed) == 0 {
-		return
-	}
-	rec.Observe(from, trimmed, at)
-}
-
-func trimEOL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	jsonrpc.PumpLines(r, func(line []byte) error {
+		// The copy is queued before the line is passed on, so that the
+		// recorder sees a request before the answer it causes.
+		rec.Observe(from, bytes.Clone(line), time.Now())
+		return nil
+	}, &jsonrpc.PumpOptions{Max: maxLine, Copy: w, TooLong: func(e *jsonrpc.LineTooLongError) error {
+		rec.Observe(from, fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", e.Len, e.Max), time.Now())
+		return nil
+	}})
 }
 
 // lockedWriter serializes writes from several goroutines.

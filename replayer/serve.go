@@ -3,7 +3,6 @@ package replayer
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"sync"
 	"time"
@@ -37,30 +36,24 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 			}
 		})
 	}
-	lr := jsonrpc.NewLineReader(r, 0)
 	var readErr error
 	lines := make(chan []byte)
 	go func() {
 		defer close(lines)
-		for {
-			line, err := lr.ReadLine()
-			var tooLong *jsonrpc.LineTooLongError
-			switch {
-			case errors.As(err, &tooLong):
-				livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())
-				c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + tooLong.Error()}))
-				continue
-			case err != nil:
-				if err != io.EOF {
-					readErr = err
-				}
-				return
-			}
+		err := jsonrpc.PumpLines(r, func(line []byte) error {
 			select {
 			case lines <- append([]byte(nil), line...):
+				return nil
 			case <-ctx.Done():
-				return
+				return ctx.Err()
 			}
+		}, &jsonrpc.PumpOptions{TooLong: func(tooLong *jsonrpc.LineTooLongError) error {
+			livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())
+			c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + tooLong.Error()}))
+			return nil
+		}})
+		if err != nil && ctx.Err() == nil {
+			readErr = err
 		}
 	}()
 loop:

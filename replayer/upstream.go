@@ -99,16 +99,12 @@ func DialUpstream(opts UpstreamOptions) (*Upstream, error) {
 		defer close(u.read)
 		defer p.Stdout().Close()
 		defer close(u.lines)
-		lr := jsonrpc.NewLineReader(p.Stdout(), 0)
-		for {
-			line, err := lr.ReadLine()
-			if len(line) > 0 {
-				u.lines <- bytes.Clone(line)
-			}
-			if err != nil {
-				return
-			}
-		}
+		// A line past the message limit is skipped: the call it answers
+		// ends with its timeout.
+		jsonrpc.PumpLines(p.Stdout(), func(line []byte) error {
+			u.lines <- bytes.Clone(line)
+			return nil
+		}, nil)
 	}()
 	return u, nil
 }

@@ -74,7 +74,8 @@ type Process struct {
 	stdout                *output
 	stdinGrace, termGrace time.Duration
 
-	done   chan struct{} // closed when the process has exited and been waited for
+	exited chan struct{} // closed when the process has exited
+	done   chan struct{} // closed after exited, once the stopper has ended
 	status int           // the exit status, set before done closes
 	err    error         // an error of Wait other than an exit status, set before done closes
 
@@ -142,7 +143,7 @@ func Start(argv []string, opts *Options) (*Process, error) {
 		return nil, fmt.Errorf("start server %q: %w", o.Name, err)
 	}
 	p := &Process{cmd: cmd, stdin: stdin, stdout: &output{f: stdout}, stdinGrace: o.StdinGrace, termGrace: o.TermGrace,
-		done: make(chan struct{}), stop: make(chan struct{}), term: make(chan struct{})}
+		exited: make(chan struct{}), done: make(chan struct{}), stop: make(chan struct{}), term: make(chan struct{})}
 	p.stopperWG.Add(1)
 	go p.stopper()
 	go p.wait()
@@ -165,8 +166,9 @@ func (p *Process) wait() {
 		p.status, p.err = 1, fmt.Errorf("wait for server %q: %w", p.cmd.Path, err)
 	}
 	p.stdout.exit()
-	close(p.done)
+	close(p.exited)
 	p.stopperWG.Wait()
+	close(p.done)
 }
 
 // stopper carries out the stop sequence once Stop or Terminate asks for it,
@@ -178,7 +180,7 @@ func (p *Process) stopper() {
 	termed := false
 	for {
 		select {
-		case <-p.done:
+		case <-p.exited:
 			return
 		case <-stop:
 			stop = nil
@@ -229,7 +231,7 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // It does nothing once the child has been waited for.
 func (p *Process) Signal(sig os.Signal) error {
 	select {
-	case <-p.done:
+	case <-p.exited:
 		return nil
 	default:
 	}

@@ -4,6 +4,7 @@ package child
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -239,5 +240,26 @@ func TestStderrAndEnv(t *testing.T) {
 	}
 	if got := errBuf.String(); got != "to stderr yes\n" {
 		t.Errorf("stderr = %q", got)
+	}
+}
+
+// TestExitNoticedWhileStdoutHeld: the exit of the child itself is noticed
+// while a descendant keeps its stdout open (a wrapper such as sh -c or npx
+// leaves it so); what the child wrote is still read, then Stdout stops
+// waiting (os.ErrDeadlineExceeded) instead of waiting for the descendant.
+func TestExitNoticedWhileStdoutHeld(t *testing.T) {
+	// cat holds stdout until its stdin, the child's, is closed.
+	p, err := Start([]string{"sh", "-c", "exec 3<&0; cat <&3 3<&- & echo bye; exit 4"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stdout().Close()
+	<-p.Done()
+	out, err := io.ReadAll(p.Stdout())
+	if string(out) != "bye\n" || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read %q, %v; want \"bye\\n\", os.ErrDeadlineExceeded", out, err)
+	}
+	if status, err := p.Close(); err != nil || status != 4 {
+		t.Errorf("Close() = %d, %v; want 4, nil", status, err)
 	}
 }
