@@ -464,3 +464,33 @@ func TestLegacyClose(t *testing.T) {
 		t.Errorf("the waiting call returned %v, want ErrNoAnswer", err)
 	}
 }
+
+// TestAutoNoEndpoint: a Streamable HTTP server that refuses initialize with
+// 400 and answers GET with a stream of its own (no endpoint event) is not
+// taken for HTTP+SSE: after the endpoint timeout (5 s) the POST's own
+// answer is the result.
+func TestAutoNoEndpoint(t *testing.T) {
+	c, _ := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, ": keep-alive\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unsupported protocol version"}}`)
+	}, nil)
+	var got record
+	err := c.Post(t.Context(), initialize("1999-01-01"), got.handler())
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(err.Error(), "unsupported protocol version") {
+		t.Errorf("err = %v, want the POST's 400 with its body", err)
+	}
+	if len(got) != 2 || !strings.Contains(got[1], "unsupported protocol version") {
+		t.Errorf("handed over %q, want the answer and its error", got)
+	}
+	if c.Transport() != mcpclient.Streamable {
+		t.Errorf("Transport() = %v, want Streamable", c.Transport())
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -16,6 +18,11 @@ import (
 // ErrNoEndpoint is an HTTP+SSE stream that did not begin with an endpoint
 // event naming a URL of the server's own origin.
 var ErrNoEndpoint = errors.New("no endpoint event")
+
+// endpointTimeout bounds the wait for the endpoint event, which a server
+// sends as the stream opens: a Streamable HTTP server that answers the
+// fallback's GET with a stream of its own would never send one.
+const endpointTimeout = 5 * time.Second
 
 // legacyStream is the event stream of the HTTP+SSE transport: it carries
 // the answers to what is posted to its endpoint. Its reader goroutine
@@ -66,6 +73,9 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 	}
 	streamCtx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, cancel) // the handshake is bounded by ctx
+	var late atomic.Bool
+	timer := time.AfterFunc(endpointTimeout, func() { late.Store(true); cancel() })
+	defer timer.Stop()
 	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, c.url.String(), nil)
 	if err != nil {
 		cancel()
@@ -98,10 +108,12 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 		if err != nil || ev.TooLong {
 			resp.Body.Close()
 			cancel()
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				err = ctx.Err()
-			}
-			if err == nil {
+			case late.Load():
+				err = fmt.Errorf("none within %v", endpointTimeout)
+			case err == nil:
 				err = ErrTooLong
 			}
 			return nil, &Error{Method: http.MethodGet, URL: c.URL(), Status: resp.StatusCode, Err: fmt.Errorf("%w: the stream ended first: %w", ErrNoEndpoint, err), Limit: c.max, Size: int64(ev.Size)}
@@ -126,6 +138,10 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 		}
 	}
 	stop()
+	if !timer.Stop() {
+		resp.Body.Close()
+		return nil, &Error{Method: http.MethodGet, URL: c.URL(), Status: resp.StatusCode, Err: fmt.Errorf("%w: none within %v", ErrNoEndpoint, endpointTimeout)}
+	}
 	ls = &legacyStream{endpoint: endpoint, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ls.done)
