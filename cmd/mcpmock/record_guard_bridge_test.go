@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,9 +74,34 @@ func TestGuardBridges(t *testing.T) {
 					t.Errorf("the log does not show the hidden tool:\n%s", stderr)
 				}
 				checkGuardedCassette(t, cassette)
+				if pairing != "http-to-stdio" {
+					checkGuardedReplay(t, cassette, lib)
+				}
 			})
 		}
 	}
+}
+
+// checkGuardedReplay replays the cassette of policyCalls to a stdio client
+// of lib: the replayed server is the guarded one (tools/list without the
+// denied tool, -32602 for a call to it).
+func checkGuardedReplay(t *testing.T, cassette, lib string) {
+	t.Helper()
+	p := startGuard(t, nil, "replay", "-c", cassette)
+	c := stdioClient(t, lib, p)
+	ctx := testContext(t)
+	names, err := c.list(ctx)
+	if err != nil {
+		t.Fatalf("replayed tools/list: %v", err)
+	}
+	if slices.Contains(names, "get_weather") || !slices.Contains(names, "add") {
+		t.Errorf("replayed tools/list = %v, want add and no get_weather", names)
+	}
+	if _, _, code, err := c.call(ctx, "get_weather", map[string]any{"location": "Paris"}); err != nil || code != -32602 {
+		t.Errorf("replayed call to the denied tool = code %d, %v; want -32602", code, err)
+	}
+	c.close()
+	p.cmd.Wait()
 }
 
 // TestGuardListChangedBridges: after the server's list_changed, the guard
