@@ -38,6 +38,8 @@ type BridgeOptions struct {
 	// has to exit after its stdin closes, then after SIGTERM
 	// (StdioBridge); 0 means 5 seconds.
 	StopTimeout time.Duration
+	// Guard, if set, decides what passes (relay.go); nil forwards all.
+	Guard Filter
 }
 
 func (o *BridgeOptions) defaults() BridgeOptions {
@@ -85,6 +87,7 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.ctx = ctx
+	b.relay = newRelay(ctx, o.Guard, relayEnds[bridgeAt]{toClient: b.toClient, toServer: b.toServer})
 
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -111,7 +114,7 @@ loop:
 	for {
 		select {
 		case line := <-lines:
-			b.send(line)
+			b.fromClient(line)
 		case err := <-readErr:
 			if !errors.Is(err, io.EOF) {
 				o.Logger.Warn(fmt.Sprintf("mcpmock: reading the client: %v", err))
@@ -121,7 +124,9 @@ loop:
 			break loop
 		}
 	}
-	// The client is gone: give the requests in flight their time.
+	// The client is gone: its held calls are withdrawn and the clocks
+	// stopped; the requests in flight get their time.
+	b.relay.close()
 	done := make(chan struct{})
 	go func() { b.inflight.Wait(); close(done) }()
 	select {
@@ -145,18 +150,82 @@ type clientBridge struct {
 	out *lockedWriter
 	log *slog.Logger
 
+	// relay carries the messages both ways, through the guard if there
+	// is one (relay.go); its ends are toClient and toServer.
+	relay *relay[bridgeAt]
+
 	inflight sync.WaitGroup // POSTs waiting for their answers
-	streams  sync.WaitGroup // the GET stream
+	streams  sync.WaitGroup // the GET stream, the guard's own POSTs
 	ex       atomic.Uint64
 
 	mu      sync.Mutex // guards getOpen
 	getOpen bool
 }
 
-// send posts one client line. A request is answered on its own goroutine;
-// a notification or a response is sent before the next line is read, so
-// that the server sees the client's messages in order.
-func (b *clientBridge) send(line []byte) {
+// bridgeAt is what the bridge's relay ends know of a message: the
+// exchange of the client's message (the POST that carries it, numbered
+// when it came) and the request made of it then, the exchange and the
+// description of a server message, and whether the client's answer is the
+// bridge's own (unrecorded: an error for a request the server left
+// unanswered, an answer to the guard's own request).
+type bridgeAt struct {
+	ex         uint64
+	line       []byte
+	req        *mcpclient.Request
+	note       HTTPNote
+	unrecorded bool
+}
+
+// fromClient records one client line, as the client sent it, under the
+// exchange that will carry it, and gives it to the relay.
+func (b *clientBridge) fromClient(line []byte) {
+	req, err := b.mc.NewRequest(b.ctx, line)
+	if err != nil {
+		return
+	}
+	ex := b.tap.exchanges.Add(1)
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.HTTP.Header), URL: recordedURL(req.HTTP.URL)})
+	b.relay.fromClient(bridgeAt{ex: ex, line: line, req: req}, "", line)
+}
+
+// toClient writes a message for the client as a line and records it
+// (relay.go): a server message as it travelled, the guard's answer on the
+// exchange of the client's message.
+func (b *clientBridge) toClient(at bridgeAt, msg []byte, own bool) error {
+	if !at.unrecorded {
+		note := at.note
+		if own {
+			note = HTTPNote{Exchange: at.ex}
+		}
+		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), note)
+	}
+	_, err := b.out.Write(append(bytes.Clone(msg), '\n'))
+	return err
+}
+
+// toServer posts a message (relay.go): the client's on its exchange (with
+// the request made of it when it came, if the guard passed it as it was),
+// or the guard's own on an exchange that is not recorded.
+func (b *clientBridge) toServer(at bridgeAt, msg []byte, own bool) error {
+	if own {
+		at = bridgeAt{}
+	}
+	req := at.req
+	if req == nil || len(msg) != len(at.line) || len(msg) > 0 && &msg[0] != &at.line[0] {
+		var err error
+		if req, err = b.mc.NewRequest(b.ctx, msg); err != nil {
+			return err
+		}
+	}
+	b.send(req, msg, at.ex)
+	return nil
+}
+
+// send posts one message on exchange ex (0: one of the guard's own, not
+// recorded). A request is answered on its own goroutine; a notification
+// or a response is sent before the next line is read, so that the server
+// sees the client's messages in order.
+func (b *clientBridge) send(req *mcpclient.Request, line []byte, ex uint64) {
 	elems, _, _ := jsonrpc.SplitBatch(line)
 	var ids []jsonrpc.ID
 	init := false
@@ -166,12 +235,16 @@ func (b *clientBridge) send(line []byte) {
 			init = init || m.Method == mcp.MethodInitialize
 		}
 	}
-	req, err := b.mc.NewRequest(b.ctx, line)
-	if err != nil {
+	if ex == 0 {
+		// The guard's own: the end of the bridge waits for it (after its
+		// context is cancelled).
+		b.streams.Add(1)
+		go func() {
+			defer b.streams.Done()
+			b.post(req, 0, ids, false)
+		}()
 		return
 	}
-	ex := b.tap.exchanges.Add(1)
-	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.HTTP.Header), URL: recordedURL(req.HTTP.URL)})
 	if len(ids) == 0 {
 		b.post(req, ex, nil, false)
 		return
@@ -188,15 +261,16 @@ func (b *clientBridge) send(line []byte) {
 func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID, init bool) {
 	answered := map[jsonrpc.ID]bool{}
 	var answer *mcpclient.Answer // the POST's, once it came
+	// The guard's own POSTs (ex 0) are not recorded; what comes back
+	// passes through the relay.
 	deliver := func(data []byte, n HTTPNote) {
-		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), n)
 		if m, err := jsonrpc.Parse(data); err == nil && m.Kind() == jsonrpc.KindResponse {
 			answered[m.ID] = true
 			if init && m.Result != nil {
 				b.openGet()
 			}
 		}
-		b.out.Write(append(bytes.Clone(data), '\n'))
+		b.relay.fromServer(bridgeAt{ex: ex, note: n, unrecorded: ex == 0}, "", bytes.Clone(data))
 	}
 	h := &mcpclient.Handler{
 		Answer: func(a *mcpclient.Answer) {
@@ -208,7 +282,9 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 			if trimmed := bytes.TrimSpace(a.Body); len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '[' {
 				note.Body = string(a.Body)
 			}
-			b.rec.ObserveHTTPResponse(note, time.Now())
+			if ex != 0 {
+				b.rec.ObserveHTTPResponse(note, time.Now())
+			}
 		},
 		Message: func(m mcpclient.Message) bool {
 			data := m.Data
@@ -238,7 +314,9 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 			return false
 		},
 		Event: func(m mcpclient.Message) {
-			b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: true}, time.Now())
+			if ex != 0 {
+				b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: true}, time.Now())
+			}
 		},
 	}
 	err := b.mc.Do(req, h)
@@ -273,7 +351,9 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 		}
 		msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", server, size, b.tap.max)
 		b.log.Warn(msg)
-		b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+		if ex != 0 {
+			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+		}
 		b.failAll(ids, msg)
 		return
 	case e.Status >= 400:
@@ -334,8 +414,7 @@ func (b *clientBridge) getStream() {
 		if m.HasEventID && !b.tap.events.first(b.eventScope(0), m.EventID, data) {
 			return false
 		}
-		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), HTTPNote{Stream: "get", EventID: m.EventID, HasEventID: m.HasEventID})
-		b.out.Write(append(bytes.Clone(data), '\n'))
+		b.relay.fromServer(bridgeAt{note: HTTPNote{Stream: "get", EventID: m.EventID, HasEventID: m.HasEventID}}, "", bytes.Clone(data))
 		return false
 	}})
 	var e *mcpclient.Error
@@ -350,9 +429,11 @@ func (b *clientBridge) endSession() {
 }
 
 // failAll answers requests that will get no answer from the server with a
-// JSON-RPC error of mcpmock's (not recorded).
+// JSON-RPC error of mcpmock's (not recorded). The errors pass through the
+// relay as the server's answers would: the guard drops one for a call it
+// has already answered (timed out), and keeps one for its own request.
 func (b *clientBridge) failAll(ids []jsonrpc.ID, message string) {
 	for _, id := range ids {
-		b.out.Write(append(jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}), '\n'))
+		b.relay.fromServer(bridgeAt{unrecorded: true}, "", jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}))
 	}
 }

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,11 @@ type StdioBridge struct {
 	max int
 
 	wmu sync.Mutex // guards writes to the server's stdin
+
+	// relay carries the messages both ways, through the guard if there
+	// is one; the routing of the server's messages to their POSTs (route)
+	// is its client end.
+	relay *relay[struct{}]
 
 	mu       sync.Mutex                // guards the fields below
 	waiting  map[jsonrpc.ID]*postState // request id → the POST that waits for its answer
@@ -69,6 +75,7 @@ func NewStdioBridge(argv []string, stderr io.Writer, rec *Recorder, opts *Bridge
 	b := &StdioBridge{p: p, rec: rec, log: o.Logger, max: o.MaxMessage,
 		waiting: map[jsonrpc.ID]*postState{}, tokens: map[string]*postState{}, gets: map[*getState]bool{},
 		done: make(chan struct{})}
+	b.relay = newRelay(context.Background(), o.Guard, relayEnds[struct{}]{toClient: b.toClient, toServer: b.toServer})
 	go b.readServer()
 	return b, nil
 }
@@ -83,9 +90,7 @@ func (b *StdioBridge) readServer() {
 	defer close(b.done)
 	defer b.p.Stdout().Close()
 	jsonrpc.PumpLines(b.p.Stdout(), func(line []byte) error {
-		line = bytes.Clone(line)
-		b.rec.Observe(cassettes.FromServer, bytes.Clone(line), time.Now())
-		b.route(line)
+		b.relay.fromServer(struct{}{}, "", bytes.Clone(line))
 		return nil
 	}, &jsonrpc.PumpOptions{Max: b.max, TooLong: func(e *jsonrpc.LineTooLongError) error {
 		b.log.Warn("mcpmock: " + e.Error())
@@ -112,6 +117,40 @@ func (b *StdioBridge) readServer() {
 	}
 	clear(b.gets)
 	b.mu.Unlock()
+}
+
+// toClient records a message for the client and routes it (relay.go). The
+// guard's own answers (a batch's refusals together) are routed one by one,
+// each to the POST of its request.
+func (b *StdioBridge) toClient(_ struct{}, msg []byte, own bool) error {
+	b.rec.Observe(cassettes.FromServer, bytes.Clone(msg), time.Now())
+	if elems, batch, err := jsonrpc.SplitBatch(msg); own && batch && err == nil {
+		for _, e := range elems {
+			b.route(bytes.Clone(e))
+		}
+		return nil
+	}
+	b.route(msg)
+	return nil
+}
+
+// toServer writes a message as a line to the server's stdin (relay.go). A
+// body is the request's own (read here or by the guard, which reads each
+// body once), and its recording's slice cannot reach past its end: the line
+// is ended in the buffer's room past the body, or by a second write when
+// there is none.
+func (b *StdioBridge) toServer(_ struct{}, msg []byte, _ bool) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if len(msg) < cap(msg) {
+		_, err := b.p.Stdin().Write(append(msg, '\n'))
+		return err
+	}
+	if _, err := b.p.Stdin().Write(msg); err != nil {
+		return err
+	}
+	_, err := b.p.Stdin().Write([]byte{'\n'})
+	return err
 }
 
 // route hands a server message to its POST (by id, then by progress token,
@@ -243,19 +282,8 @@ func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Unlock()
 
-	// The body is this request's own (read here or by the guard, which
-	// reads each body once), so the recording takes it as it is; the line
-	// is ended in the buffer's room past the body (which the recording's
-	// slice cannot reach), or by a second write when there is none.
 	b.rec.Observe(cassettes.FromClient, body[:len(body):len(body)], time.Now())
-	b.wmu.Lock()
-	var werr error
-	if len(body) < cap(body) {
-		_, werr = b.p.Stdin().Write(append(body, '\n'))
-	} else if _, werr = b.p.Stdin().Write(body); werr == nil {
-		_, werr = b.p.Stdin().Write([]byte{'\n'})
-	}
-	b.wmu.Unlock()
+	werr := b.relay.fromClient(struct{}{}, "", body)
 	if werr != nil {
 		b.forget(p, ids)
 		writeJSON(w, http.StatusBadGateway, jsonrpc.ErrorResponse("null", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpmock: the server's stdin is closed"}))
@@ -378,6 +406,9 @@ func (b *StdioBridge) CloseStreams() {
 // StopTimeout apart: child.Process.Stop) and returns its exit status once
 // its output is read. It is idempotent.
 func (b *StdioBridge) Close() (int, error) {
+	// The held calls are withdrawn (their refusals still reach their
+	// POSTs) and the clocks stopped before the server's stdin closes.
+	b.relay.close()
 	// Not under wmu: a write blocked on a server that reads no more ends
 	// with the close.
 	b.p.Stop()

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -17,111 +15,38 @@ import (
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
-// Interceptor decides what passes through a tap (package guard implements
-// it; the command adapts it). With an Interceptor the tap is no longer
-// transparent, and the cassette records the conversation as the client saw
-// it: the client's messages as it sent them, and the answers as they reached
-// it (the interceptor's own refusals and replacements included). Messages
-// that only the server saw (a notifications/cancelled of a timed-out call)
-// and answers the client never got (a late answer after a timeout, a
-// tools/list before its denied tools were removed) are not recorded, so that
-// replaying the cassette reproduces the guarded server.
-type Interceptor interface {
-	// FromClient decides about a message from the client; session keeps
-	// request ids of different clients apart.
-	FromClient(session string, msg []byte) Verdict
-	// FromServer decides about a message from the server.
-	FromServer(session string, msg []byte) Verdict
-}
+// The guard's relay ends on stdio and on Streamable HTTP (HTTP+SSE is in
+// guard_sse.go, the bridges' ends in bridge_client.go and
+// bridge_server.go), and the guard's own POSTs upstream.
 
-// Verdict is what an Interceptor decided about one message. A zero Verdict
-// drops it.
-type Verdict struct {
-	// Forward is the message to pass on, as it came or changed.
-	Forward []byte
-	// Reply is an answer to the message's sender instead of passing it on.
-	Reply []byte
-	// Hold, when set, is called (it may block until a person answers) and
-	// its Verdict carried out instead.
-	Hold func(ctx context.Context) Verdict
-	// Timeout and Expire: when Timeout passes after Forward went out,
-	// Expire returns what to send the client and the messages to send the
-	// server, or nils.
-	Timeout time.Duration
-	Expire  func() (toClient []byte, toServer [][]byte)
-	// ToServer is a request of the interceptor's own for the server (a
-	// tools/list after list_changed); its answer comes back through
-	// FromServer. Neither is recorded.
-	ToServer []byte
+// stdioRelay is the relay of the guarded stdio tap: lines to the child's
+// stdin and to the client's stdout. (A line is one Write: pipes and
+// *os.File do not interleave concurrent Writes, and lockedWriter
+// serializes the rest.)
+func stdioRelay(ctx context.Context, f Filter, toServer io.Writer, toClient *lockedWriter, rec *Recorder) *relay[struct{}] {
+	server := &lockedWriter{w: toServer}
+	return newRelay(ctx, f, relayEnds[struct{}]{
+		toClient: func(_ struct{}, msg []byte, _ bool) error {
+			rec.Observe(cassettes.FromServer, msg, time.Now())
+			_, err := toClient.Write(append(msg[:len(msg):len(msg)], '\n'))
+			return err
+		},
+		toServer: func(_ struct{}, msg []byte, _ bool) error {
+			_, err := server.Write(append(msg[:len(msg):len(msg)], '\n'))
+			return err
+		},
+	})
 }
 
 // guardClientLines reads the client's messages, records each as the client
-// sent it, and carries out the interceptor's verdicts: forwarding to the
-// server, answering the client (and recording the answer), waiting for a
-// person without stopping the other messages, timing out calls. It returns
-// at the client's EOF, after the held calls are withdrawn and the timers
-// stopped.
-func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Writer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
-	server := &lockedWriter{w: toServer}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup // the held calls
-	var tmu sync.Mutex    // guards timers
-	timers := map[*time.Timer]bool{}
-	defer func() {
-		cancel()
-		wg.Wait()
-		tmu.Lock()
-		for t := range timers {
-			t.Stop()
-		}
-		tmu.Unlock()
-	}()
-	reply := func(msg []byte) {
-		rec.Observe(cassettes.FromServer, msg, time.Now())
-		toClient.Write(append(msg[:len(msg):len(msg)], '\n'))
-	}
-	var apply func(v Verdict)
-	apply = func(v Verdict) {
-		switch {
-		case v.Hold != nil:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				apply(v.Hold(ctx))
-			}()
-		case v.Reply != nil:
-			reply(v.Reply)
-		}
-		if v.ToServer != nil {
-			server.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
-		}
-		if v.Forward == nil {
-			return
-		}
-		if v.Timeout > 0 && v.Expire != nil {
-			var t *time.Timer
-			t = time.AfterFunc(v.Timeout, func() {
-				tmu.Lock()
-				delete(timers, t)
-				tmu.Unlock()
-				c, ss := v.Expire()
-				for _, s := range ss {
-					server.Write(append(s[:len(s):len(s)], '\n'))
-				}
-				if c != nil {
-					reply(c)
-				}
-			})
-			tmu.Lock()
-			timers[t] = true
-			tmu.Unlock()
-		}
-		server.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n'))
-	}
+// sent it, and gives it to the relay. It returns at the client's EOF, after
+// the relay has withdrawn the held calls and stopped the clocks.
+func guardClientLines(clientIn io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
+	defer rl.close()
 	jsonrpc.PumpLines(clientIn, func(line []byte) error {
 		msg := append([]byte(nil), line...)
 		rec.Observe(cassettes.FromClient, msg, time.Now())
-		apply(ic.FromClient("", msg))
+		rl.fromClient(struct{}{}, "", msg)
 		return nil
 	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
 		// Not passed on: the guard cannot see what it holds.
@@ -130,37 +55,26 @@ func guardClientLines(ctx context.Context, clientIn io.Reader, toServer io.Write
 	}})
 }
 
-// guardServerLines reads the server's messages and passes on (and records)
-// what the interceptor lets through; the interceptor's own requests go to
-// toServer, unrecorded. (A line is one Write: pipes and *os.File do not
-// interleave concurrent Writes, so this shares toServer with
-// guardClientLines.)
-func guardServerLines(serverOut io.Reader, toServer, toClient io.Writer, rec *Recorder, ic Interceptor, maxLine int) {
+// guardServerLines reads the server's messages and gives them to the relay,
+// which passes on (and records) what the guard lets through.
+func guardServerLines(serverOut io.Reader, rl *relay[struct{}], rec *Recorder, maxLine int) {
 	jsonrpc.PumpLines(serverOut, func(line []byte) error {
-		v := ic.FromServer("", append([]byte(nil), line...))
-		if v.ToServer != nil {
-			toServer.Write(append(v.ToServer[:len(v.ToServer):len(v.ToServer)], '\n'))
-		}
-		if v.Forward == nil {
-			return nil
-		}
-		rec.Observe(cassettes.FromServer, v.Forward, time.Now())
-		_, err := toClient.Write(append(v.Forward[:len(v.Forward):len(v.Forward)], '\n'))
-		return err
+		return rl.fromServer(struct{}{}, "", append([]byte(nil), line...))
 	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
 		rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
 		return nil
 	}})
 }
 
-// guardPOST forwards one client POST through the interceptor. On Streamable
-// HTTP a refusal is answered at once (200 with the JSON-RPC answer), a held
-// call waits for its decision, and the server's messages on the POST's
-// response (JSON or SSE) pass through FromServer; the refusals of a partly
-// refused batch join the server's answers. A call that times out is
+// guardPOST forwards one client POST through the guard's relay. A POST to
+// the message endpoint of HTTP+SSE goes to guardMessagePOST. On Streamable
+// HTTP the POST's response carries every answer (streamablePOST): a
+// refusal is answered at once (200 with the JSON-RPC answer), a held call
+// waits for its decision on the POST's goroutine, the server's messages on
+// the response (JSON or SSE) pass through the guard, and the refusals of a
+// partly refused batch join the server's answers. A call that times out is
 // answered on the same response and cancelled upstream with a POST of
-// notifications/cancelled. A POST to the message endpoint of HTTP+SSE goes
-// to guardMessagePOST.
+// notifications/cancelled.
 func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64) {
 	streamable := r.URL.Path == "/mcp"
 	if !streamable {
@@ -169,103 +83,169 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 			return
 		}
 	}
-	session := ""
+	p := &streamablePOST{t: t, w: w, r: r, body: body, ex: ex, streamable: streamable}
 	if streamable {
 		// Each POST carries its own answers: its exchange keeps ids of
 		// different clients and sessions apart.
-		session = fmt.Sprintf("post-%d", ex)
+		p.session = fmt.Sprintf("post-%d", ex)
 	}
-	v := t.guard.FromClient(session, bytes.TrimSpace(body))
-	if v.Hold != nil {
-		v = v.Hold(r.Context())
+	p.relay = newRelay(r.Context(), t.guard, relayEnds[struct{}]{toClient: p.toClient, toServer: p.toServer})
+	// Closed once answered, after the guard's own requests that the
+	// answers asked for.
+	defer p.relay.close()
+	p.relay.answer(struct{}{}, p.session, bytes.TrimSpace(body))
+	p.finish()
+}
+
+// streamablePOST is a client's POST on Streamable HTTP (or to a message
+// endpoint whose event stream the tap has not seen) under a guard: the
+// ends of its relay. Only the POST's goroutine writes its response; the
+// relay's clock hands it the answer of a call that timed out.
+type streamablePOST struct {
+	t          *HTTP
+	w          http.ResponseWriter
+	r          *http.Request
+	body       []byte
+	ex         uint64
+	session    string
+	streamable bool
+	relay      *relay[struct{}]
+
+	mu       sync.Mutex // guards the fields below
+	state    guardedPOSTState
+	refusals []byte             // the guard's answer before the forward
+	expiry   []byte             // the guard's answer to calls that timed out, not written yet
+	cancel   context.CancelFunc // of the forward upstream
+}
+
+// guardedPOSTState is how far a guarded POST has got.
+type guardedPOSTState int
+
+const (
+	postIdle       guardedPOSTState = iota // not forwarded
+	postForwarding                         // forwarded, the answer not written
+	postDone                               // answered
+)
+
+// toClient takes an answer of the guard's (relay.go): before the forward,
+// the refusals that go ahead of the server's answers or instead of them;
+// during it, the answer to calls that timed out, which cuts the forward.
+func (p *streamablePOST) toClient(_ struct{}, msg []byte, _ bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case postIdle:
+		p.refusals = msg
+	case postForwarding:
+		p.expiry = msg
+		p.cancel()
+	default:
+		p.t.log.Warn(fmt.Sprintf("mcpmock guard: the POST was answered already; not delivered: %s", msg))
 	}
-	if v.Forward == nil {
-		if v.Reply == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		if !streamable {
-			// A message endpoint whose event stream the tap has not seen.
-			http.Error(w, "mcpmock guard refused the message: "+string(v.Reply), http.StatusForbidden)
-			return
-		}
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-		t.rec.ObserveHTTP(cassettes.FromServer, v.Reply, time.Now(), HTTPNote{Exchange: ex})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		w.Write(v.Reply)
+	return nil
+}
+
+// toServer sends a message upstream (relay.go): the client's on the POST,
+// a request of the guard's own on a goroutine of the relay's (which gives
+// its answer to the guard), a notifications/cancelled on a POST of its own.
+func (p *streamablePOST) toServer(_ struct{}, msg []byte, own bool) error {
+	switch {
+	case !own:
+		return p.forward(msg)
+	case isRequest(msg):
+		p.relay.goDo(func(ctx context.Context) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownRequestTimeout)
+			defer cancel()
+			p.t.ownRequest(ctx, p.t.target(p.r).String(), p.r.Header, p.session, msg)
+		})
+	default:
+		p.t.postUpstream(p.r, msg)
+	}
+	return nil
+}
+
+// takeExpiry returns the answer to calls that timed out, once.
+func (p *streamablePOST) takeExpiry() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.expiry
+	p.expiry = nil
+	return c
+}
+
+// finish answers a POST that was not forwarded: with the guard's refusal,
+// or 202 when there is none (a dropped notification).
+func (p *streamablePOST) finish() {
+	p.mu.Lock()
+	state, refusals := p.state, p.refusals
+	p.state = postDone
+	p.mu.Unlock()
+	if state != postIdle {
 		return
 	}
+	t, w, ex := p.t, p.w, p.ex
+	switch {
+	case refusals == nil:
+		w.WriteHeader(http.StatusAccepted)
+	case !p.streamable:
+		// A message endpoint whose event stream the tap has not seen.
+		http.Error(w, "mcpmock guard refused the message: "+string(refusals), http.StatusForbidden)
+	default:
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
+		t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(refusals)
+	}
+}
+
+// forward sends the client's message (as the guard passed it) upstream on
+// the POST and answers the POST with what comes back, through the guard:
+// the server's messages, the refusals of a partly refused batch, the
+// answer to calls that timed out.
+func (p *streamablePOST) forward(msg []byte) error {
+	t, w, r, ex := p.t, p.w, p.r, p.ex
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var expired atomic.Bool
-	if streamable && v.Timeout > 0 && v.Expire != nil {
-		timer := time.AfterFunc(v.Timeout, func() {
-			expired.Store(true)
-			cancel()
-		})
-		defer timer.Stop()
+	p.mu.Lock()
+	p.state, p.cancel = postForwarding, cancel
+	refusals := p.refusals
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.state = postDone
+		p.mu.Unlock()
+	}()
+	if refusals != nil && !p.streamable {
+		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
+		refusals = nil
 	}
-	// expire answers the client instead of the server and cancels the call
-	// upstream (the calls of a batch that the server has not answered);
-	// it reports whether there was anything to answer. withRefusals joins
-	// the refusals of a partly refused batch to the answer, when they
-	// have not gone ahead of it.
-	expire := func(withRefusals bool, write func([]byte)) bool {
-		if !expired.Load() {
-			return false
-		}
-		c, ss := v.Expire()
-		for _, s := range ss {
-			t.postUpstream(r, s)
-		}
+	// expireJSON answers in JSON, before the server did, the calls that
+	// timed out (and the refusals).
+	expireJSON := func() bool {
+		c := p.takeExpiry()
 		if c == nil {
 			return false
 		}
-		if withRefusals && v.Reply != nil {
-			c = joinAnswers(c, v.Reply)
+		if refusals != nil {
+			c = joinAnswers(c, refusals)
 		}
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
 		t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
-		write(c)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Del("Content-Length")
+		w.WriteHeader(http.StatusOK)
+		w.Write(c)
 		return true
 	}
-	// expireJSON answers in JSON, before the server did.
-	expireJSON := func() bool {
-		return expire(true, func(c []byte) {
-			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Del("Content-Length")
-			w.WriteHeader(http.StatusOK)
-			w.Write(c)
-		})
-	}
-	// A request of the guard's own that the server's answer asks for (a
-	// tools/list after list_changed, which may come on a long-lived
-	// subscriptions/listen stream) goes upstream at once, beside the
-	// answer; the POST's handler waits for it.
-	var ownWG sync.WaitGroup
-	defer ownWG.Wait()
-	own := func(msg []byte) {
-		if msg == nil {
-			return
-		}
-		ownWG.Add(1)
-		go func() {
-			defer ownWG.Done()
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ownRequestTimeout)
-			defer cancel()
-			t.ownRequest(ctx, t.target(r).String(), r.Header, session, msg)
-		}()
-	}
-
-	resp, err := t.forward(ctx, r, v.Forward)
+	resp, err := t.forward(ctx, r, msg)
 	if err != nil {
 		if expireJSON() || r.Context().Err() != nil {
-			return
+			return nil
 		}
 		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
-		return
+		badGateway(w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+		return err
 	}
 	defer resp.Body.Close()
 	form := formOf(resp)
@@ -275,11 +255,11 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
 		var buf []byte
-		if v.Reply != nil && streamable {
+		if refusals != nil {
 			// The refusals of a partly refused batch, as one batch event
 			// before the server's answers.
-			t.rec.ObserveHTTP(cassettes.FromServer, v.Reply, time.Now(), HTTPNote{Exchange: ex})
-			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: v.Reply})
+			t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: refusals})
 			w.Write(buf)
 		}
 		flush(w)
@@ -288,58 +268,59 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 		for {
 			ev, err := sr.Next()
 			if err != nil || ev.TooLong {
-				expire(false, func(c []byte) {
+				if c := p.takeExpiry(); c != nil {
+					t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
 					w.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Data: c}))
 					flush(w)
-				})
-				return
+				}
+				return nil
 			}
 			if ev.Data != nil && (ev.Type == "" || ev.Type == "message") && !jsonrpc.NoMessage(ev.Data) {
-				fv := t.guard.FromServer(session, bytes.TrimSpace(ev.Data))
-				own(fv.ToServer)
-				if fv.Forward == nil {
+				fwd := p.relay.passServer(struct{}{}, p.session, bytes.TrimSpace(ev.Data))
+				if fwd == nil {
 					continue
 				}
-				ev.Data = fv.Forward
+				ev.Data = fwd
 				t.recordEvent(r, ev, ex, "", scope)
 			} else if ev.HasID {
 				t.recordEvent(r, ev, ex, "", scope)
 			}
 			buf = jsonrpc.AppendEvent(buf[:0], ev)
 			if _, err := w.Write(buf); err != nil {
-				return
+				return nil
 			}
 			flush(w)
 		}
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil && expireJSON() {
-		return
+		return nil
 	}
 	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}
 	trimmed := bytes.TrimSpace(data)
 	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	switch {
 	case isJSON:
-		fv := t.guard.FromServer(session, trimmed)
-		own(fv.ToServer)
-		data = fv.Forward
-		if v.Reply != nil && streamable {
-			data = joinAnswers(data, v.Reply)
+		data = p.relay.passServer(struct{}{}, p.session, trimmed)
+		if c := p.takeExpiry(); c != nil {
+			// The clock ran out as the answer came: the calls it
+			// answered are not in the server's answer (the guard dropped
+			// their late answers).
+			data = joinAnswers(data, c)
 		}
-	case v.Reply != nil && streamable && resp.StatusCode < 300:
+		if refusals != nil {
+			data = joinAnswers(data, refusals)
+		}
+	case refusals != nil && resp.StatusCode < 300:
 		// The server had nothing to answer (the batch's forwarded part
 		// was notifications): the refusals are the answer.
-		data = v.Reply
+		data = refusals
 		isJSON = true
 		note.Status, note.Form = http.StatusOK, "json"
 		resp.StatusCode = http.StatusOK
 		w.Header().Set("Content-Type", "application/json")
 	case len(trimmed) > 0:
 		note.Body = string(data)
-	}
-	if v.Reply != nil && !streamable {
-		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
 	}
 	t.rec.ObserveHTTPResponse(note, time.Now())
 	if isJSON && data != nil && len(data) <= t.max {
@@ -348,6 +329,7 @@ func (t *HTTP) guardPOST(w http.ResponseWriter, r *http.Request, body []byte, ex
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+	return nil
 }
 
 // forward sends the client's POST upstream with msg, the body that the
@@ -480,266 +462,12 @@ func (t *HTTP) ownRequest(ctx context.Context, url string, hdr http.Header, sess
 	}
 }
 
-// guardStreams are the tap's GET event streams under a guard, by the tap's
-// message endpoint (path?query) that their endpoint event announced
-// (HTTP+SSE): a refusal, a timeout or a held call's answer is written on
-// the stream of the endpoint that the call was posted to.
-type guardStreams struct {
-	mu         sync.Mutex // guards byEndpoint
-	byEndpoint map[string]*guardedStream
-}
-
-func (g *guardStreams) get(endpoint string) *guardedStream {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.byEndpoint[endpoint]
-}
-
-func (g *guardStreams) set(endpoint string, s *guardedStream) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if s == nil {
-		delete(g.byEndpoint, endpoint)
-		return
+// isRequest reports whether msg is a request or a batch (the guard's own
+// messages are requests, or the notifications/cancelled of its clocks).
+func isRequest(msg []byte) bool {
+	if _, batch, err := jsonrpc.SplitBatch(msg); err == nil && batch {
+		return true
 	}
-	if g.byEndpoint == nil {
-		g.byEndpoint = map[string]*guardedStream{}
-	}
-	g.byEndpoint[endpoint] = s
-}
-
-// endpointKey names a message endpoint of the tap.
-func endpointKey(u *url.URL) string { return u.Path + "?" + u.RawQuery }
-
-// guardedStream is a GET event stream under a guard: forwardSSE writes the
-// server's events through it, and the guard its own messages between them.
-// It owns the held calls of its HTTP+SSE session, their clocks, and the
-// guard's own requests upstream; they end with the stream.
-type guardedStream struct {
-	http.ResponseWriter
-	t      *HTTP
-	hdr    http.Header // the GET's, for the guard's own requests
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // held calls, expiring calls, own requests
-
-	mu       sync.Mutex // guards the ResponseWriter, closed, timers, endpoint and post
-	closed   bool
-	timers   map[*time.Timer]bool
-	endpoint string // the tap's message endpoint (HTTP+SSE), also the guard's session; "" on Streamable HTTP
-	post     string // where the session's messages go upstream
-}
-
-// guardSSE wraps the writer of a GET event stream for the guard; end
-// withdraws the held calls, stops the clocks and waits for the stream's
-// work. Without a guard it returns w as it is.
-func (t *HTTP) guardSSE(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	if t.guard == nil || r.Method != http.MethodGet {
-		return w, func() {}
-	}
-	ctx, cancel := context.WithCancel(r.Context())
-	s := &guardedStream{ResponseWriter: w, t: t, hdr: r.Header.Clone(), ctx: ctx, cancel: cancel, timers: map[*time.Timer]bool{}, post: t.target(r).String()}
-	return s, s.end
-}
-
-// guardEndpoint notes the message endpoint that an endpoint event
-// (HTTP+SSE), already rewritten to point at the tap, announces on the
-// stream w: the POSTs to it belong to this stream.
-func (t *HTTP) guardEndpoint(w http.ResponseWriter, data []byte) {
-	s, ok := w.(*guardedStream)
-	if !ok {
-		return
-	}
-	u, err := url.Parse(strings.TrimSpace(string(data)))
-	if err != nil {
-		return
-	}
-	key := endpointKey(u)
-	up := t.target(&http.Request{URL: &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}}).String()
-	s.mu.Lock()
-	s.endpoint, s.post = key, up
-	s.mu.Unlock()
-	t.gstreams.set(key, s)
-}
-
-// guardStream passes a server message of a GET stream through the
-// interceptor; nil drops it. A request of the guard's own that it asks for
-// goes upstream on the stream's session.
-func (t *HTTP) guardStream(w http.ResponseWriter, data []byte) []byte {
-	if t.guard == nil {
-		return data
-	}
-	s, _ := w.(*guardedStream)
-	if s == nil {
-		return t.guard.FromServer("", bytes.TrimSpace(data)).Forward
-	}
-	v := t.guard.FromServer(s.session(), bytes.TrimSpace(data))
-	if v.ToServer != nil {
-		s.goDo(func(ctx context.Context) {
-			ctx, cancel := context.WithTimeout(ctx, ownRequestTimeout)
-			defer cancel()
-			s.mu.Lock()
-			post := s.post
-			s.mu.Unlock()
-			t.ownRequest(ctx, post, s.hdr, s.session(), v.ToServer)
-		})
-	}
-	return v.Forward
-}
-
-func (s *guardedStream) session() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.endpoint
-}
-
-func (s *guardedStream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, http.ErrHandlerTimeout
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// FlushError flushes the stream (http.ResponseController calls it).
-func (s *guardedStream) FlushError() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return http.ErrHandlerTimeout
-	}
-	return http.NewResponseController(s.ResponseWriter).Flush()
-}
-
-// deliver writes a message of the guard's on the stream, and records it
-// as a server message of the stream.
-func (s *guardedStream) deliver(msg []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.t.log.Warn(fmt.Sprintf("mcpmock guard: the event stream has ended; not delivered: %s", msg))
-		return
-	}
-	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), HTTPNote{})
-	s.ResponseWriter.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Type: "message", Data: msg}))
-	http.NewResponseController(s.ResponseWriter).Flush()
-}
-
-// goDo runs f in the background, as work of the stream; not once the
-// stream has ended.
-func (s *guardedStream) goDo(f func(ctx context.Context)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f(s.ctx)
-	}()
-}
-
-// clock starts a forwarded call's clock: when it runs out, the guard's
-// answer goes on the stream and its notifications/cancelled upstream.
-func (s *guardedStream) clock(v Verdict, url string, hdr http.Header) {
-	if v.Timeout <= 0 || v.Expire == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	var tm *time.Timer
-	tm = time.AfterFunc(v.Timeout, func() {
-		s.mu.Lock()
-		delete(s.timers, tm)
-		s.mu.Unlock()
-		s.goDo(func(ctx context.Context) {
-			c, srv := v.Expire()
-			if c != nil {
-				s.deliver(c)
-			}
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			for _, m := range srv {
-				s.t.postDiscard(ctx, url, hdr, m)
-			}
-		})
-	})
-	s.timers[tm] = true
-}
-
-// carryOut carries out a verdict of a call posted to the stream's message
-// endpoint, once the POST has been answered.
-func (s *guardedStream) carryOut(ctx context.Context, v Verdict, url string, hdr http.Header) {
-	if v.Reply != nil {
-		s.deliver(v.Reply)
-	}
-	if v.Forward != nil {
-		s.t.postDiscard(ctx, url, hdr, v.Forward)
-		s.clock(v, url, hdr)
-	}
-}
-
-func (s *guardedStream) end() {
-	s.mu.Lock()
-	s.closed = true
-	for tm := range s.timers {
-		tm.Stop()
-	}
-	endpoint := s.endpoint
-	s.mu.Unlock()
-	if endpoint != "" && s.t.gstreams.get(endpoint) == s {
-		s.t.gstreams.set(endpoint, nil)
-	}
-	s.cancel()
-	s.wg.Wait()
-}
-
-// guardMessagePOST is guardPOST for the message endpoint of HTTP+SSE,
-// whose answers travel on the event stream s: the POST is answered 202 as
-// a server would, and the guard's refusals, its answers to calls that time
-// out, and the decisions of held calls go on the stream with the request's
-// id. A forwarded message gets the server's own answer to the POST.
-func (t *HTTP) guardMessagePOST(w http.ResponseWriter, r *http.Request, body []byte, ex uint64, s *guardedStream) {
-	v := t.guard.FromClient(s.session(), bytes.TrimSpace(body))
-	target, hdr := t.target(r).String(), r.Header.Clone()
-	if v.Forward == nil {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
-		w.WriteHeader(http.StatusAccepted)
-		switch {
-		case v.Hold != nil:
-			s.goDo(func(ctx context.Context) { s.carryOut(ctx, v.Hold(ctx), target, hdr) })
-		case v.Reply != nil:
-			s.deliver(v.Reply)
-		}
-		return
-	}
-	resp, err := t.forward(r.Context(), r, v.Forward)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return
-		}
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
-		return
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.max)))
-	note := HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: formOf(resp), ResponseHeaders: recordedHeaders(resp.Header)}
-	if len(bytes.TrimSpace(data)) > 0 {
-		note.Body = string(data)
-	}
-	t.rec.ObserveHTTPResponse(note, time.Now())
-	copyHeaders(w.Header(), resp.Header)
-	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
-	w.WriteHeader(resp.StatusCode)
-	w.Write(data)
-	if resp.StatusCode < 300 {
-		s.carryOut(r.Context(), Verdict{Reply: v.Reply}, target, hdr)
-		s.clock(v, target, hdr)
-	}
+	m, err := jsonrpc.Parse(msg)
+	return err == nil && m.Kind() == jsonrpc.KindRequest
 }

@@ -37,7 +37,7 @@ type HTTPOptions struct {
 	// forwarded but not recorded; a longer SSE event ends the stream.
 	MaxMessage int
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
-	Guard Interceptor
+	Guard Filter
 	// MaxBodyBytes bounds a request body: a longer one is refused with 413
 	// and a JSON-RPC error, and neither forwarded nor recorded. 0 means
 	// httpguard.DefaultMaxBodyBytes (64 MiB, the default of the command's
@@ -66,7 +66,7 @@ type HTTP struct {
 	log      *slog.Logger
 	max      int
 	maxBody  int64
-	guard    Interceptor
+	guard    Filter
 	gstreams guardStreams // guard.go: the event streams the guard answers on
 	events   *eventLog    // http_echo.go: the event ids recorded, to tell echoes
 

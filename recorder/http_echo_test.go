@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/guard"
 )
 
 // echoUpstream is a resumable Streamable HTTP server that keeps every event
@@ -75,7 +76,7 @@ func (u *echoUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestHTTPTapRecordsEchoesOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		guard Interceptor
+		guard Filter
 	}{
 		{"no guard", nil},
 		{"a guard that passes all", passAll{}},
@@ -93,8 +94,8 @@ func TestHTTPTapRecordsEchoesOnce(t *testing.T) {
 // passAll is a guard that forwards every message as it came.
 type passAll struct{}
 
-func (passAll) FromClient(_ string, msg []byte) Verdict { return Verdict{Forward: msg} }
-func (passAll) FromServer(_ string, msg []byte) Verdict { return Verdict{Forward: msg} }
+func (passAll) FromClient(_ string, msg []byte) guard.Verdict { return guard.Verdict{Forward: msg} }
+func (passAll) FromServer(_ string, msg []byte) guard.Verdict { return guard.Verdict{Forward: msg} }
 
 func checkEchoesOnce(t *testing.T, up *echoUpstream, tapURL string, rec *Recorder) {
 	t.Helper()

@@ -35,7 +35,7 @@ type StdioOptions struct {
 	// each).
 	StopTimeout time.Duration
 	// Guard, if set, decides what passes (guard.go); nil forwards all.
-	Guard Interceptor
+	Guard Filter
 }
 
 // Stdio runs the stdio tap: it starts the server argv, forwards clientIn to
@@ -67,9 +67,13 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	// Client → server. This goroutine may stay blocked in a read of
 	// clientIn after the server exits; it owns nothing else.
 	clientClosed := make(chan struct{})
+	var rl *relay[struct{}]
+	if o.Guard != nil {
+		rl = stdioRelay(ctx, o.Guard, p.Stdin(), out, rec) // guard.go
+	}
 	go func() {
-		if o.Guard != nil {
-			guardClientLines(ctx, clientIn, p.Stdin(), out, rec, o.Guard, o.MaxLine)
+		if rl != nil {
+			guardClientLines(clientIn, rl, rec, o.MaxLine)
 		} else {
 			forwardLines(clientIn, p.Stdin(), cassettes.FromClient, rec, o.MaxLine)
 		}
@@ -82,8 +86,8 @@ func Stdio(ctx context.Context, argv []string, clientIn io.Reader, clientOut, st
 	serverDone := make(chan struct{})
 	go func() {
 		defer close(serverDone)
-		if o.Guard != nil {
-			guardServerLines(fromServer, p.Stdin(), out, rec, o.Guard, o.MaxLine)
+		if rl != nil {
+			guardServerLines(fromServer, rl, rec, o.MaxLine)
 		} else {
 			forwardLines(fromServer, out, cassettes.FromServer, rec, o.MaxLine)
 		}

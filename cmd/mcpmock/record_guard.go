@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,14 +60,12 @@ func (f *guardFlags) enabled() bool {
 	return false
 }
 
-// apply builds the guard and puts it on the stdio or HTTP tap; the returned
+// apply builds the guard and puts it on the tap, whichever transports its
+// sides speak (the stdio tap, the HTTP tap, both bridges); the returned
 // function closes the audit file and the terminal.
 func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr io.Writer, log *slog.Logger) (func(), error) {
 	if !f.enabled() {
 		return func() {}, nil
-	}
-	if h.enabled() && !(h.upstream != "" && h.listen != "") {
-		return nil, usagef("the guard flags work with the stdio tap (-- COMMAND) and the HTTP tap (--upstream URL --listen ADDR), not with a bridge")
 	}
 	o := &guard.Options{
 		Allow: f.allow, Deny: f.deny, Confirm: f.confirm, ConfirmTimeout: f.confirmTimeout, TrustServer: f.trustServer,
@@ -111,26 +108,7 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 		done()
 		return nil, usagef("%v", err)
 	}
-	so.Guard = interceptor{g}
-	h.guard = so.Guard
+	so.Guard = g
+	h.guard = g
 	return done, nil
-}
-
-// interceptor adapts a guard to the tap's Interceptor.
-type interceptor struct{ g *guard.Guard }
-
-func (i interceptor) FromClient(session string, msg []byte) recorder.Verdict {
-	return verdict(i.g.FromClient(session, msg))
-}
-
-func (i interceptor) FromServer(session string, msg []byte) recorder.Verdict {
-	return verdict(i.g.FromServer(session, msg))
-}
-
-func verdict(v guard.Verdict) recorder.Verdict {
-	out := recorder.Verdict{Forward: v.Forward, Reply: v.Reply, Timeout: v.Timeout, Expire: v.Expire, ToServer: v.ToServer}
-	if v.Hold != nil {
-		out.Hold = func(ctx context.Context) recorder.Verdict { return verdict(v.Hold(ctx)) }
-	}
-	return out
 }

@@ -65,7 +65,7 @@ func TestGuardListChanged2026(t *testing.T) {
 		t.Parallel()
 		cassette := filepath.Join(t.TempDir(), "c.json")
 		p := startGuard(t, nil, "record", "-c", cassette, "--confirm", "destructive", "--trust-server",
-			"--", "env", changingServerEnv+"=strict", os.Args[0], "-test.run=^$")
+			"--", "env", "-u", beMain, changingServerEnv+"=strict", os.Args[0], "-test.run=^$")
 		c, changed := connect2026(t, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin})
 		listChangedCalls(t, c, p.stderr)
 		<-changed
@@ -74,7 +74,7 @@ func TestGuardListChanged2026(t *testing.T) {
 		// stdin ends): closing mcpmock's stdout would kill it with SIGPIPE
 		// before it saves.
 		p.stdin.Close()
-		p.wait(t)
+		p.cmd.Wait()
 		c.close()
 		checkNoOwnTraffic(t, cassette)
 		if strings.Contains(p.stderr.String(), "refused the guard's own tools/list") {
@@ -165,62 +165,84 @@ func checkBatchTimeout(t *testing.T, got map[string]string, quick string) {
 	}
 }
 
-// TestGuardBatchTimeoutStdio sends the batch over stdio to a go-sdk server
-// (which takes batches in 2025-03-26 and answers a batch as a whole, once
-// its last call is done): at --call-timeout both calls that the server has
-// not answered get the timeout error, as one batch, and are cancelled
-// upstream (the server then answers, late: dropped).
+// TestGuardBatchTimeoutStdio sends the batch from a stdio client to a
+// go-sdk server (which takes batches in 2025-03-26 and answers a batch as a
+// whole, once its last call is done), on the stdio tap and through the
+// bridge to the server over Streamable HTTP: at --call-timeout the calls
+// that the server has not answered (on stdio both, as one batch) get the
+// timeout error and are cancelled upstream; the server's late answer (or the bridge's
+// error for a stream that ended without one) is dropped, and the client
+// gets nothing more for them.
 func TestGuardBatchTimeoutStdio(t *testing.T) {
-	t.Parallel()
-	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	args := append([]string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit}, batchTimeoutFlags...)
-	p := startGuard(t, nil, append(append(args, "--"), peerCommand(testpeer.GoSDK)...)...)
-	// A read that waits too long fails: the process is killed.
-	context.AfterFunc(testContext(t), func() { p.cmd.Process.Kill() })
-	out := bufio.NewReader(p.stdout)
-	send := func(line string) {
-		t.Helper()
-		if _, err := p.stdin.Write([]byte(line + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// recv reads the answers until n have come (a line is a message or a
-	// batch of them).
-	recv := func(n int) []map[string]any {
-		t.Helper()
-		var msgs []map[string]any
-		for len(msgs) < n {
-			line, err := out.ReadBytes('\n')
-			if err != nil {
-				t.Fatalf("reading mcpmock's stdout: %v (so far %v)", err, msgs)
-			}
-			var many []map[string]any
-			var one map[string]any
-			if json.Unmarshal(line, &many) == nil {
-				msgs = append(msgs, many...)
-			} else if json.Unmarshal(line, &one) == nil {
-				msgs = append(msgs, one)
+	for _, pairing := range []string{"stdio", "stdio-to-http"} {
+		t.Run(pairing, func(t *testing.T) {
+			t.Parallel()
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			args := append([]string{"record", "-c", filepath.Join(t.TempDir(), "c.json"), "--audit-file", audit}, batchTimeoutFlags...)
+			if pairing == "stdio" {
+				args = append(append(args, "--"), peerCommand(testpeer.GoSDK)...)
 			} else {
-				t.Fatalf("not JSON-RPC: %q", line)
+				args = append(args, "--upstream", httpUpstream(t, testpeer.GoSDK, testpeer.HTTPServerOptions{})+"/mcp")
 			}
-		}
-		return msgs
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	recv(1)
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(batchTimeoutBody)
-	got := answersByID(t, recv(3))
-	checkBatchTimeout(t, got, `error: mcpmock guard: tool "add" did not answer within 500ms; the call was cancelled`)
-	// The server answers the batch once slow is cancelled: late, dropped.
-	waitLog(t, p.stderr, "the late answer of tool slow (id 1) was dropped")
-	p.stdin.Close()
-	p.wait(t)
-	decisions, _ := readAudit(t, audit)
-	for _, want := range []string{"get_weather deny", "slow timeout", "add timeout"} {
-		if !strings.Contains(strings.Join(decisions, ","), want) {
-			t.Errorf("audit = %v, want %q", decisions, want)
-		}
+			p := startGuard(t, nil, args...)
+			// A read that waits too long fails: the process is killed.
+			context.AfterFunc(testContext(t), func() { p.cmd.Process.Kill() })
+			out := bufio.NewReader(p.stdout)
+			send := func(line string) {
+				t.Helper()
+				if _, err := p.stdin.Write([]byte(line + "\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// recv reads the answers until n have come (a line is a message
+			// or a batch of them).
+			recv := func(n int) []map[string]any {
+				t.Helper()
+				var msgs []map[string]any
+				for len(msgs) < n {
+					line, err := out.ReadBytes('\n')
+					if err != nil {
+						t.Fatalf("reading mcpmock's stdout: %v (so far %v)", err, msgs)
+					}
+					var many []map[string]any
+					var one map[string]any
+					if json.Unmarshal(line, &many) == nil {
+						msgs = append(msgs, many...)
+					} else if json.Unmarshal(line, &one) == nil {
+						msgs = append(msgs, one)
+					} else {
+						t.Fatalf("not JSON-RPC: %q", line)
+					}
+				}
+				return msgs
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			recv(1)
+			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			send(batchTimeoutBody)
+			// Over HTTP the server answers the quick call on its event
+			// stream as it is done.
+			quick, decided := "5", []string{"get_weather deny", "slow timeout", "add allow"}
+			if pairing == "stdio" {
+				quick, decided = `error: mcpmock guard: tool "add" did not answer within 500ms; the call was cancelled`, []string{"get_weather deny", "slow timeout", "add timeout"}
+			}
+			got := answersByID(t, recv(3))
+			checkBatchTimeout(t, got, quick)
+			waitLog(t, p.stderr, "the late answer of tool slow (id 1) was dropped")
+			// Nothing more came for the batch: the next line answers the ping.
+			send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			if next := recv(1)[0]; fmt.Sprint(next["id"]) != "9" {
+				t.Errorf("after the batch's answers came %v, want the answer to the ping", next)
+			}
+			p.stdin.Close()
+			p.cmd.Wait()
+			decisions, _ := readAudit(t, audit)
+			for _, want := range decided {
+				if !strings.Contains(strings.Join(decisions, ","), want) {
+					t.Errorf("audit = %v, want %q", decisions, want)
+				}
+			}
+		})
 	}
 }
 
@@ -301,7 +323,7 @@ func TestGuardConfirmHTTPSSE(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tap, err := recorder.NewHTTP(up+"/mcp", rec, &recorder.HTTPOptions{Guard: interceptor{g}})
+				tap, err := recorder.NewHTTP(up+"/mcp", rec, &recorder.HTTPOptions{Guard: g})
 				if err != nil {
 					t.Fatal(err)
 				}

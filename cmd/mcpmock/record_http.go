@@ -28,8 +28,8 @@ type recordHTTPFlags struct {
 	authToken    string
 	allowOrigins []string
 	allowRemote  bool
-	limits       limitFlags           // replay_http.go
-	guard        recorder.Interceptor // set by guardFlags.apply (record_guard.go)
+	limits       limitFlags      // replay_http.go
+	guard        recorder.Filter // set by guardFlags.apply (record_guard.go)
 }
 
 func (f *recordHTTPFlags) register(fs *pflag.FlagSet) {
@@ -102,7 +102,7 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	}()
 	if f.listen == "" {
 		// A stdio client, an HTTP server.
-		err := recorder.StdioToHTTP(ctx, f.upstream, e.stdin, e.stdout, rec, &recorder.BridgeOptions{Logger: log})
+		err := recorder.StdioToHTTP(ctx, f.upstream, e.stdin, e.stdout, rec, &recorder.BridgeOptions{Logger: log, Guard: f.guard})
 		return 0, err
 	}
 	guard := &httpguard.Options{
@@ -132,7 +132,7 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 		h, closeStreams = tap, tap.CloseStreams
 	} else {
 		var err error
-		bridge, err = recorder.NewStdioBridge(argv, e.stderr, rec, &recorder.BridgeOptions{Logger: log})
+		bridge, err = recorder.NewStdioBridge(argv, e.stderr, rec, &recorder.BridgeOptions{Logger: log, Guard: f.guard})
 		if err != nil {
 			return 0, err
 		}
