@@ -51,8 +51,8 @@ func TestGuardBridges(t *testing.T) {
 						t.Fatal("no notifications/cancelled reached the server")
 					}
 					c.close()
-					if err := p.cmd.Wait(); err != nil {
-						t.Errorf("record: %v", err)
+					if status := p.wait(t); status != 0 {
+						t.Errorf("record exited with %d", status)
 					}
 					stderr = p.stderr.String()
 				case "http-to-stdio":
@@ -101,7 +101,7 @@ func checkGuardedReplay(t *testing.T, cassette, lib string) {
 		t.Errorf("replayed call to the denied tool = code %d, %v; want -32602", code, err)
 	}
 	c.close()
-	p.cmd.Wait()
+	p.wait(t)
 }
 
 // TestGuardListChangedBridges: after the server's list_changed, the guard
@@ -130,7 +130,7 @@ func TestGuardListChangedBridges(t *testing.T) {
 				c := stdioClient(t, tc.lib, p)
 				listChangedCalls(t, c, p.stderr)
 				c.close()
-				p.cmd.Wait()
+				p.wait(t)
 			case "http-to-stdio":
 				p, url := startListening(t, append(args, "--listen", "127.0.0.1:0",
 					"--", "env", "-u", beMain, changingServerEnv+"=1", os.Args[0], "-test.run=^$")...)

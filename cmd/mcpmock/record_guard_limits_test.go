@@ -74,7 +74,7 @@ func TestGuardListChanged2026(t *testing.T) {
 		// stdin ends): closing mcpmock's stdout would kill it with SIGPIPE
 		// before it saves.
 		p.stdin.Close()
-		p.cmd.Wait()
+		p.wait(t)
 		c.close()
 		checkNoOwnTraffic(t, cassette)
 		if strings.Contains(p.stderr.String(), "refused the guard's own tools/list") {
@@ -235,7 +235,7 @@ func TestGuardBatchTimeoutStdio(t *testing.T) {
 				t.Errorf("after the batch's answers came %v, want the answer to the ping", next)
 			}
 			p.stdin.Close()
-			p.cmd.Wait()
+			p.wait(t)
 			decisions, _ := readAudit(t, audit)
 			for _, want := range decided {
 				if !strings.Contains(strings.Join(decisions, ","), want) {

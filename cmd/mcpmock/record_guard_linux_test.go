@@ -67,14 +67,14 @@ func startGuardPTY(t *testing.T, pairing, lib string, flags ...string) (toolClie
 	slave.Close()
 	if pairing != "http-to-stdio" {
 		c := stdioClient(t, lib, p)
-		return c, master, func() { c.close(); p.cmd.Wait() }
+		return c, master, func() { c.close(); p.wait(t) }
 	}
 	waitLog(t, p.stderr, "mcpmock: listening on ")
 	c := httpClient(t, lib, listeningLine.FindStringSubmatch(p.stderr.String())[1])
 	return c, master, func() {
 		c.close()
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.cmd.Wait()
+		p.wait(t)
 	}
 }
 
