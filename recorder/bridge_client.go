@@ -184,7 +184,7 @@ func (b *clientBridge) fromClient(line []byte) {
 		return
 	}
 	ex := b.tap.exchanges.Add(1)
-	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), time.Now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.HTTP.Header), URL: recordedURL(req.HTTP.URL)})
+	b.rec.ObserveHTTP(cassettes.FromClient, bytes.Clone(line), b.rec.now(), HTTPNote{Exchange: ex, RequestHeaders: recordedHeaders(req.HTTP.Header), URL: recordedURL(req.HTTP.URL)})
 	b.relay.fromClient(bridgeAt{ex: ex, line: line, req: req}, "", line)
 }
 
@@ -197,7 +197,7 @@ func (b *clientBridge) toClient(at bridgeAt, msg []byte, own bool) error {
 		if own {
 			note = HTTPNote{Exchange: at.ex}
 		}
-		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), note)
+		b.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), b.rec.now(), note)
 	}
 	_, err := b.out.Write(append(bytes.Clone(msg), '\n'))
 	return err
@@ -283,7 +283,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 				note.Body = string(a.Body)
 			}
 			if ex != 0 {
-				b.rec.ObserveHTTPResponse(note, time.Now())
+				b.rec.ObserveHTTPResponse(note, b.rec.now())
 			}
 		},
 		Message: func(m mcpclient.Message) bool {
@@ -315,7 +315,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 		},
 		Event: func(m mcpclient.Message) {
 			if ex != 0 {
-				b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: true}, time.Now())
+				b.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: m.EventID, HasEventID: true}, b.rec.now())
 			}
 		},
 	}
@@ -352,7 +352,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 		msg := fmt.Sprintf("mcpmock: the answer of the server %s (%s) is over the message limit of %d bytes; it was not passed on", server, size, b.tap.max)
 		b.log.Warn(msg)
 		if ex != 0 {
-			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), time.Now(), HTTPNote{Exchange: ex})
+			b.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s came; it is over the message limit of %d bytes and was neither passed on nor kept]", size, b.tap.max), b.rec.now(), HTTPNote{Exchange: ex})
 		}
 		b.failAll(ids, msg)
 		return

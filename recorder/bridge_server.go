@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/child"
@@ -123,7 +122,7 @@ func (b *StdioBridge) readServer() {
 // guard's own answers (a batch's refusals together) are routed one by one,
 // each to the POST of its request.
 func (b *StdioBridge) toClient(_ struct{}, msg []byte, own bool) error {
-	b.rec.Observe(cassettes.FromServer, bytes.Clone(msg), time.Now())
+	b.rec.Observe(cassettes.FromServer, bytes.Clone(msg), b.rec.now())
 	if elems, batch, err := jsonrpc.SplitBatch(msg); own && batch && err == nil {
 		for _, e := range elems {
 			b.route(bytes.Clone(e))
@@ -282,7 +281,7 @@ func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Unlock()
 
-	b.rec.Observe(cassettes.FromClient, body[:len(body):len(body)], time.Now())
+	b.rec.Observe(cassettes.FromClient, body[:len(body):len(body)], b.rec.now())
 	werr := b.relay.fromClient(struct{}{}, "", body)
 	if werr != nil {
 		b.forget(p, ids)

@@ -27,7 +27,7 @@ func stdioRelay(ctx context.Context, f Filter, toServer io.Writer, toClient *loc
 	server := &lockedWriter{w: toServer}
 	return newRelay(ctx, f, relayEnds[struct{}]{
 		toClient: func(_ struct{}, msg []byte, _ bool) error {
-			rec.Observe(cassettes.FromServer, msg, time.Now())
+			rec.Observe(cassettes.FromServer, msg, rec.now())
 			_, err := toClient.Write(append(msg[:len(msg):len(msg)], '\n'))
 			return err
 		},
@@ -45,12 +45,12 @@ func guardClientLines(clientIn io.Reader, rl *relay[struct{}], rec *Recorder, ma
 	defer rl.close()
 	jsonrpc.PumpLines(clientIn, func(line []byte) error {
 		msg := append([]byte(nil), line...)
-		rec.Observe(cassettes.FromClient, msg, time.Now())
+		rec.Observe(cassettes.FromClient, msg, rec.now())
 		rl.fromClient(struct{}{}, "", msg)
 		return nil
 	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
 		// Not passed on: the guard cannot see what it holds.
-		rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), time.Now())
+		rec.Observe(cassettes.FromClient, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the client was dropped by the guard]", maxLine), rec.now())
 		return nil
 	}})
 }
@@ -61,7 +61,7 @@ func guardServerLines(serverOut io.Reader, rl *relay[struct{}], rec *Recorder, m
 	jsonrpc.PumpLines(serverOut, func(line []byte) error {
 		return rl.fromServer(struct{}{}, "", append([]byte(nil), line...))
 	}, &jsonrpc.PumpOptions{Max: maxLine, TooLong: func(*jsonrpc.LineTooLongError) error {
-		rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), time.Now())
+		rec.Observe(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: a line of more than %d bytes from the server was dropped by the guard]", maxLine), rec.now())
 		return nil
 	}})
 }
@@ -191,8 +191,8 @@ func (p *streamablePOST) finish() {
 		// A message endpoint whose event stream the tap has not seen.
 		http.Error(w, "mcpmock guard refused the message: "+string(refusals), http.StatusForbidden)
 	default:
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-		t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, t.rec.now())
+		t.rec.ObserveHTTP(cassettes.FromServer, refusals, t.rec.now(), HTTPNote{Exchange: ex})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		w.Write(refusals)
@@ -230,8 +230,8 @@ func (p *streamablePOST) forward(msg []byte) error {
 		if refusals != nil {
 			c = joinAnswers(c, refusals)
 		}
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, time.Now())
-		t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: http.StatusOK, Form: "json"}, t.rec.now())
+		t.rec.ObserveHTTP(cassettes.FromServer, c, t.rec.now(), HTTPNote{Exchange: ex})
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Del("Content-Length")
 		w.WriteHeader(http.StatusOK)
@@ -251,14 +251,14 @@ func (p *streamablePOST) forward(msg []byte) error {
 	form := formOf(resp)
 	copyHeaders(w.Header(), resp.Header)
 	if form == "sse" {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}, time.Now())
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, ResponseHeaders: recordedHeaders(resp.Header)}, t.rec.now())
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
 		var buf []byte
 		if refusals != nil {
 			// The refusals of a partly refused batch, as one batch event
 			// before the server's answers.
-			t.rec.ObserveHTTP(cassettes.FromServer, refusals, time.Now(), HTTPNote{Exchange: ex})
+			t.rec.ObserveHTTP(cassettes.FromServer, refusals, t.rec.now(), HTTPNote{Exchange: ex})
 			buf = jsonrpc.AppendEvent(buf, jsonrpc.Event{Data: refusals})
 			w.Write(buf)
 		}
@@ -269,7 +269,7 @@ func (p *streamablePOST) forward(msg []byte) error {
 			ev, err := sr.Next()
 			if err != nil || ev.TooLong {
 				if c := p.takeExpiry(); c != nil {
-					t.rec.ObserveHTTP(cassettes.FromServer, c, time.Now(), HTTPNote{Exchange: ex})
+					t.rec.ObserveHTTP(cassettes.FromServer, c, t.rec.now(), HTTPNote{Exchange: ex})
 					w.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Data: c}))
 					flush(w)
 				}
@@ -322,9 +322,9 @@ func (p *streamablePOST) forward(msg []byte) error {
 	case len(trimmed) > 0:
 		note.Body = string(data)
 	}
-	t.rec.ObserveHTTPResponse(note, time.Now())
+	t.rec.ObserveHTTPResponse(note, t.rec.now())
 	if isJSON && data != nil && len(data) <= t.max {
-		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), time.Now(), HTTPNote{Exchange: ex})
+		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(data), t.rec.now(), HTTPNote{Exchange: ex})
 	}
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(resp.StatusCode)

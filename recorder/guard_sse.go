@@ -190,7 +190,7 @@ func (s *guardedStream) deliver(msg []byte) error {
 		s.t.log.Warn(fmt.Sprintf("mcpmock guard: the event stream has ended; not delivered: %s", msg))
 		return http.ErrHandlerTimeout
 	}
-	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), time.Now(), HTTPNote{})
+	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), s.t.rec.now(), HTTPNote{})
 	s.ResponseWriter.Write(jsonrpc.AppendEvent(nil, jsonrpc.Event{Type: "message", Data: msg}))
 	return http.NewResponseController(s.ResponseWriter).Flush()
 }
@@ -247,7 +247,7 @@ func (p *messagePOST) queue(msg []byte) bool {
 func (p *messagePOST) finish(s *guardedStream) {
 	p.mu.Lock()
 	if !p.answered {
-		s.t.rec.ObserveHTTPResponse(HTTPNote{Exchange: p.ex, Status: http.StatusAccepted, Form: "none"}, time.Now())
+		s.t.rec.ObserveHTTPResponse(HTTPNote{Exchange: p.ex, Status: http.StatusAccepted, Form: "none"}, s.t.rec.now())
 		p.w.WriteHeader(http.StatusAccepted)
 	}
 	p.answered, p.done = true, true
@@ -285,7 +285,7 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) (handled bool, err error) {
 	if len(bytes.TrimSpace(data)) > 0 {
 		note.Body = string(data)
 	}
-	t.rec.ObserveHTTPResponse(note, time.Now())
+	t.rec.ObserveHTTPResponse(note, t.rec.now())
 	copyHeaders(p.w.Header(), resp.Header)
 	p.w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	p.w.WriteHeader(resp.StatusCode)

@@ -177,7 +177,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else if t.guard != nil {
 			data = bytes.Clone(data)
 		}
-		t.rec.ObserveHTTP(cassettes.FromClient, data, time.Now(), HTTPNote{Exchange: ex, reqHeader: r.Header, reqURL: r.URL})
+		t.rec.ObserveHTTP(cassettes.FromClient, data, t.rec.now(), HTTPNote{Exchange: ex, reqHeader: r.Header, reqURL: r.URL})
 		if t.guard != nil {
 			t.guardPOST(w, r, body, ex) // guard.go
 			return
@@ -225,7 +225,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		copyHeaders(w.Header(), resp.Header)
 		w.Header().Del("Content-Length")
 		if mcp {
-			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, time.Now())
+			t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, t.rec.now())
 		}
 		if !mcp || (t.guard == nil && r.URL.Path != "/sse") {
 			// No endpoint event to rewrite, no guard: the bytes pass as
@@ -263,10 +263,10 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(trimmed) > 0 && !isJSON {
 			note.Body = string(data)
 		}
-		t.rec.ObserveHTTPResponse(note, time.Now())
+		t.rec.ObserveHTTPResponse(note, t.rec.now())
 		if isJSON && len(trimmed) <= t.max {
 			// data is only written from now on: the recording shares it.
-			t.rec.ObserveHTTP(cassettes.FromServer, trimmed, time.Now(), HTTPNote{Exchange: ex})
+			t.rec.ObserveHTTP(cassettes.FromServer, trimmed, t.rec.now(), HTTPNote{Exchange: ex})
 		}
 	}
 	copyHeaders(w.Header(), resp.Header)
@@ -286,8 +286,8 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 	}
 	t.log.Warn(fmt.Sprintf("mcpmock: an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.upstream.Redacted(), r.Method, r.URL.Path, t.max))
 	if mcp {
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, time.Now())
-		t.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s passed; it is over the recording limit of %d bytes and was not kept]", size, t.max), time.Now(), HTTPNote{Exchange: ex})
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, t.rec.now())
+		t.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s passed; it is over the recording limit of %d bytes and was not kept]", size, t.max), t.rec.now(), HTTPNote{Exchange: ex})
 	}
 	copyHeaders(w.Header(), resp.Header)
 	delete(w.Header(), "Content-Length")
@@ -559,10 +559,10 @@ func (t *HTTP) recordEvent(r *http.Request, ev jsonrpc.Event, ex uint64, stream,
 			// On HTTP+SSE every server message comes on the stream.
 			note.Stream, note.Exchange = "", 0
 		}
-		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), time.Now(), note)
+		t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(bytes.TrimSpace(ev.Data)), t.rec.now(), note)
 	case ev.HasID && stream == "":
 		// A priming event: an id for resumption, no message.
-		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, time.Now())
+		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, EventID: ev.ID, HasEventID: true}, t.rec.now())
 	}
 }
 

@@ -158,10 +158,10 @@ func forwardLines(r io.Reader, w io.Writer, from cassettes.Direction, rec *Recor
 	jsonrpc.PumpLines(r, func(line []byte) error {
 		// The copy is queued before the line is passed on, so that the
 		// recorder sees a request before the answer it causes.
-		rec.Observe(from, bytes.Clone(line), time.Now())
+		rec.Observe(from, bytes.Clone(line), rec.now())
 		return nil
 	}, &jsonrpc.PumpOptions{Max: maxLine, Copy: w, TooLong: func(e *jsonrpc.LineTooLongError) error {
-		rec.Observe(from, fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", e.Len, e.Max), time.Now())
+		rec.Observe(from, fmt.Appendf(nil, "[mcpmock: a line of %d bytes passed; it is over the recording limit of %d bytes and was not kept]", e.Len, e.Max), rec.now())
 		return nil
 	}})
 }
