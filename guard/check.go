@@ -58,7 +58,7 @@ func (g *Guard) resultProblem(name string, result json.RawMessage) (why, by stri
 	}
 	s, err := g.schema.get(name, t.outputSchema)
 	if err != nil {
-		g.log.Warn(fmt.Sprintf("mcpmock guard: tool %s: its outputSchema is not usable, results are not checked: %v", name, toolschema.OneLine(err.Error())))
+		g.log.Warn(fmt.Sprintf("guard: tool %s: its outputSchema is not usable, results are not checked: %v", name, toolschema.OneLine(err.Error())))
 		return "", ""
 	}
 	if len(r.StructuredContent) == 0 || string(r.StructuredContent) == "null" {

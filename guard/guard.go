@@ -295,7 +295,7 @@ func (g *Guard) forwardCall(k key, ev event, raw []byte) Verdict {
 // confirm asks the person (one question at a time) and decides.
 func (g *Guard) confirm(ctx context.Context, k key, ev event, by string) Verdict {
 	if g.o.Prompter == nil {
-		g.log.Warn(fmt.Sprintf("mcpmock guard: tools/call %s needs confirmation (%s) but there is no terminal to ask on: denied", ev.Tool, by))
+		g.log.Warn(fmt.Sprintf("guard: tools/call %s needs confirmation (%s) but there is no terminal to ask on: denied", ev.Tool, by))
 		g.decide(ev, DecisionDeny, "no terminal", "confirmation needed ("+by+") and no terminal to ask on")
 		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation and there is no terminal to ask on; it was denied and not made", ev.Tool))}
 	}
@@ -399,7 +399,7 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	case isList && msg.Result != nil:
 		return Verdict{Forward: g.filterList(msg, raw)}
 	case c != nil && c.expired:
-		g.log.Warn(fmt.Sprintf("mcpmock guard: the late answer of tool %s (id %s) was dropped: the client was already told it timed out", c.tool, msg.ID))
+		g.log.Warn(fmt.Sprintf("guard: the late answer of tool %s (id %s) was dropped: the client was already told it timed out", c.tool, msg.ID))
 		return Verdict{}
 	case c != nil && msg.Result != nil:
 		return Verdict{Forward: g.checkResult(session, msg, c, raw)}

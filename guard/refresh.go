@@ -51,7 +51,7 @@ func (g *Guard) listOwn(session string, ol *ownList, cursor string) []byte {
 func (g *Guard) ownListed(session string, msg *jsonrpc.Message, ol *ownList) Verdict {
 	seen := ol.seen
 	if msg.Error != nil {
-		g.log.Warn(fmt.Sprintf("mcpmock guard: the server refused the guard's own tools/list: %s; the tools are known again when the client lists them", msg.Error.Error()))
+		g.log.Warn(fmt.Sprintf("guard: the server refused the guard's own tools/list: %s; the tools are known again when the client lists them", msg.Error.Error()))
 		return Verdict{}
 	}
 	var res struct {
@@ -59,7 +59,7 @@ func (g *Guard) ownListed(session string, msg *jsonrpc.Message, ol *ownList) Ver
 		NextCursor string            `json:"nextCursor"`
 	}
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		g.log.Warn(fmt.Sprintf("mcpmock guard: the answer to the guard's own tools/list is not a list of tools: %v", err))
+		g.log.Warn(fmt.Sprintf("guard: the answer to the guard's own tools/list is not a list of tools: %v", err))
 		return Verdict{}
 	}
 	for _, rt := range res.Tools {

@@ -102,7 +102,7 @@ func StdioToHTTP(ctx context.Context, upstream string, clientIn io.Reader, clien
 				return ctx.Err()
 			}
 		}, &jsonrpc.PumpOptions{Max: o.MaxMessage, TooLong: func(e *jsonrpc.LineTooLongError) error {
-			o.Logger.Warn("mcpmock: " + e.Error())
+			o.Logger.Warn(e.Error())
 			return nil
 		}})
 		if err == nil {
@@ -117,7 +117,7 @@ loop:
 			b.fromClient(line)
 		case err := <-readErr:
 			if !errors.Is(err, io.EOF) {
-				o.Logger.Warn(fmt.Sprintf("mcpmock: reading the client: %v", err))
+				o.Logger.Warn(fmt.Sprintf("reading the client: %v", err))
 			}
 			break loop
 		case <-ctx.Done():
@@ -132,7 +132,7 @@ loop:
 	select {
 	case <-done:
 	case <-time.After(o.StopTimeout):
-		o.Logger.Warn(fmt.Sprintf("mcpmock: requests still unanswered %v after the client left were cut", o.StopTimeout))
+		o.Logger.Warn(fmt.Sprintf("requests still unanswered %v after the client left were cut", o.StopTimeout))
 	case <-ctx.Done():
 	}
 	b.endSession()
@@ -341,7 +341,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 		}
 		return
 	case errors.Is(err, mcpclient.ErrTooLong) && answer != nil && answer.Form == mcpclient.FormSSE:
-		b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, server, b.tap.max))
+		b.log.Warn(fmt.Sprintf("an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, server, b.tap.max))
 	case errors.Is(err, mcpclient.ErrTooLong):
 		// A line past the limit would not be read by the client either:
 		// its requests get an error instead, and the rest is not read.
@@ -419,7 +419,7 @@ func (b *clientBridge) getStream() {
 	}})
 	var e *mcpclient.Error
 	if errors.Is(err, mcpclient.ErrTooLong) && errors.As(err, &e) {
-		b.log.Warn(fmt.Sprintf("mcpmock: an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, b.tap.upstream.Redacted(), b.tap.max))
+		b.log.Warn(fmt.Sprintf("an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, b.tap.upstream.Redacted(), b.tap.max))
 	}
 }
 

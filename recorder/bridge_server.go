@@ -92,7 +92,7 @@ func (b *StdioBridge) readServer() {
 		b.relay.fromServer(struct{}{}, "", bytes.Clone(line))
 		return nil
 	}, &jsonrpc.PumpOptions{Max: b.max, TooLong: func(e *jsonrpc.LineTooLongError) error {
-		b.log.Warn("mcpmock: " + e.Error())
+		b.log.Warn(e.Error())
 		return nil
 	}})
 	status, _ := b.p.Wait()

@@ -140,7 +140,7 @@ func (p *streamablePOST) toClient(_ struct{}, msg []byte, _ bool) error {
 		p.expiry = msg
 		p.cancel()
 	default:
-		p.t.log.Warn(fmt.Sprintf("mcpmock guard: the POST was answered already; not delivered: %s", msg))
+		p.t.log.Warn(fmt.Sprintf("guard: the POST was answered already; not delivered: %s", msg))
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ func (p *streamablePOST) forward(msg []byte) error {
 		p.mu.Unlock()
 	}()
 	if refusals != nil && !p.streamable {
-		t.log.Warn("mcpmock guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
+		t.log.Warn("guard: a batch was partly refused on a message endpoint whose event stream the tap has not seen; its refusals are not delivered")
 		refusals = nil
 	}
 	// expireJSON answers in JSON, before the server did, the calls that
@@ -243,7 +243,7 @@ func (p *streamablePOST) forward(msg []byte) error {
 		if expireJSON() || r.Context().Err() != nil {
 			return nil
 		}
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
 		badGateway(w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
 		return err
 	}
@@ -404,12 +404,12 @@ func (t *HTTP) postDiscard(ctx context.Context, url string, hdr http.Header, msg
 	resp, err := t.postMessage(ctx, url, hdr, msg)
 	if err != nil {
 		if ctx.Err() == nil {
-			t.log.Warn(fmt.Sprintf("mcpmock guard: sending %s upstream: %v", msg, err))
+			t.log.Warn(fmt.Sprintf("guard: sending %s upstream: %v", msg, err))
 		}
 		return
 	}
 	if resp.StatusCode >= 300 {
-		t.log.Warn(fmt.Sprintf("mcpmock guard: sending %s upstream: %s", msg, resp.Status))
+		t.log.Warn(fmt.Sprintf("guard: sending %s upstream: %s", msg, resp.Status))
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -425,7 +425,7 @@ func (t *HTTP) ownRequest(ctx context.Context, url string, hdr http.Header, sess
 		resp, err := t.postMessage(ctx, url, hdr, msg)
 		if err != nil {
 			if ctx.Err() == nil {
-				t.log.Warn(fmt.Sprintf("mcpmock guard: the guard's own %s upstream: %v", msg, err))
+				t.log.Warn(fmt.Sprintf("guard: the guard's own %s upstream: %v", msg, err))
 			}
 			return
 		}
@@ -453,7 +453,7 @@ func (t *HTTP) ownRequest(ctx context.Context, url string, hdr http.Header, sess
 			}
 		default:
 			if resp.StatusCode >= 300 {
-				t.log.Warn(fmt.Sprintf("mcpmock guard: the guard's own %s upstream: %s", msg, resp.Status))
+				t.log.Warn(fmt.Sprintf("guard: the guard's own %s upstream: %s", msg, resp.Status))
 			}
 		}
 		io.Copy(io.Discard, resp.Body)

@@ -187,7 +187,7 @@ func (s *guardedStream) deliver(msg []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		s.t.log.Warn(fmt.Sprintf("mcpmock guard: the event stream has ended; not delivered: %s", msg))
+		s.t.log.Warn(fmt.Sprintf("guard: the event stream has ended; not delivered: %s", msg))
 		return http.ErrHandlerTimeout
 	}
 	s.t.rec.ObserveHTTP(cassettes.FromServer, bytes.Clone(msg), s.t.rec.now(), HTTPNote{})
@@ -274,7 +274,7 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) (handled bool, err error) {
 	resp, err := t.forward(p.r.Context(), p.r, msg)
 	if err != nil {
 		if p.r.Context().Err() == nil {
-			t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
+			t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
 			badGateway(p.w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
 		}
 		return true, err

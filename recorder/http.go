@@ -214,7 +214,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: %v", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
 		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
 		return
 	}
@@ -252,7 +252,7 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return
 		}
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: reading its answer: %v", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: reading its answer: %v", t.upstream.Redacted(), err))
 		badGateway(w, body, fmt.Errorf("the upstream server %s broke off its answer (HTTP %d): %w", t.upstream.Redacted(), resp.StatusCode, err))
 		return
 	}
@@ -284,7 +284,7 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 	if resp.ContentLength > 0 {
 		size = fmt.Sprintf("%d bytes", resp.ContentLength)
 	}
-	t.log.Warn(fmt.Sprintf("mcpmock: an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.upstream.Redacted(), r.Method, r.URL.Path, t.max))
+	t.log.Warn(fmt.Sprintf("an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.upstream.Redacted(), r.Method, r.URL.Path, t.max))
 	if mcp {
 		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, t.rec.now())
 		t.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s passed; it is over the recording limit of %d bytes and was not kept]", size, t.max), t.rec.now(), HTTPNote{Exchange: ex})
@@ -300,7 +300,7 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 	}
 	if _, err := io.Copy(w, resp.Body); err != nil && r.Context().Err() == nil {
 		// Too late for a 502: the client sees the answer broken off.
-		t.log.Warn(fmt.Sprintf("mcpmock: upstream %s: passing on its answer: %v", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: passing on its answer: %v", t.upstream.Redacted(), err))
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -414,12 +414,12 @@ func (t *HTTP) forwardSSE(w http.ResponseWriter, r *http.Request, resp *http.Res
 		ev, err := sr.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
-				t.log.Warn(fmt.Sprintf("mcpmock: the upstream event stream ended: %v", err))
+				t.log.Warn(fmt.Sprintf("the upstream event stream ended: %v", err))
 			}
 			return
 		}
 		if ev.TooLong {
-			t.log.Error(fmt.Sprintf("mcpmock: an SSE event of %d bytes is over the limit of %d bytes; the stream is cut", ev.Size, t.max))
+			t.log.Error(fmt.Sprintf("an SSE event of %d bytes is over the limit of %d bytes; the stream is cut", ev.Size, t.max))
 			return
 		}
 		switch {
@@ -514,7 +514,7 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 			// gets more than the limit and a read of it, and what the
 			// client got and the cassette hold stay the same.
 			if d.Over() || slices.ContainsFunc(evs, func(ev jsonrpc.Event) bool { return ev.TooLong }) {
-				t.log.Error(fmt.Sprintf("mcpmock: an SSE event from the upstream %s is over the message limit of %d bytes; the stream to the client is cut there", t.upstream.Redacted(), t.max))
+				t.log.Error(fmt.Sprintf("an SSE event from the upstream %s is over the message limit of %d bytes; the stream to the client is cut there", t.upstream.Redacted(), t.max))
 				return
 			}
 			for _, ev := range evs {
@@ -533,7 +533,7 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
-				t.log.Warn(fmt.Sprintf("mcpmock: the upstream event stream ended: %v", err))
+				t.log.Warn(fmt.Sprintf("the upstream event stream ended: %v", err))
 			}
 			return
 		}

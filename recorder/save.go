@@ -290,7 +290,7 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		return err
 	}
 	if spillErr != nil {
-		r.opts.Logger.Error(fmt.Sprintf("mcpmock: write the spill file: %v (the interactions stay in memory)", spillErr))
+		r.opts.Logger.Error(fmt.Sprintf("write the spill file: %v (the interactions stay in memory)", spillErr))
 	}
 	err = cassettefile.WriteAtomic(r.path, durable, func(w io.Writer) error {
 		var fw *forbidWriter

@@ -298,7 +298,7 @@ func (h *HTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	default:
 		// An id of no stream of the session: a stream that carries
 		// nothing, beside the open GET stream.
-		h.e.opts.Logger.Info(fmt.Sprintf("mcpmock: Last-Event-ID %q names no event of this session's streams: nothing to resend", lastID))
+		h.e.opts.Logger.Info(fmt.Sprintf("Last-Event-ID %q names no event of this session's streams: nothing to resend", lastID))
 		h.keepOpen(r.Context(), hs, newSSEWriter(w, nil), nil)
 		return
 	}

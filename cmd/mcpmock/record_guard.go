@@ -97,7 +97,7 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 		// stdin and stdout carry the protocol: ask on the terminal.
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
-			log.Warn(fmt.Sprintf("mcpmock guard: no terminal to ask on (%v): calls that --confirm %v matches will be denied", err, f.confirm))
+			log.Warn(fmt.Sprintf("guard: no terminal to ask on (%v): calls that --confirm %v matches will be denied", err, f.confirm))
 		} else {
 			closers = append(closers, tty)
 			o.Prompter = guard.NewTerminal(tty)

@@ -157,7 +157,7 @@ func (f *recordHTTPFlags) run(ctx context.Context, e *env, argv []string, rec *r
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn(fmt.Sprintf("mcpmock: requests still in flight after %v were cut", shutdownGrace))
+		log.Warn(fmt.Sprintf("requests still in flight after %v were cut", shutdownGrace))
 		srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
