@@ -3,9 +3,9 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpmock/mcpmock/internal/rate"
 	"log/slog"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,28 +27,21 @@ type RateLimit struct {
 func (r RateLimit) String() string { return fmt.Sprintf("%s=%d/%s", r.Tool, r.N, r.Per) }
 
 // ParseRateLimit parses "TOOL=N/DURATION" ("get_weather=5/1m",
-// "*=100/1h"); a DURATION without a number means one ("5/m" is 5/1m).
+// "*=100/1h"); a DURATION without a number means one ("5/m" is 5/1m), as
+// for every rate of mcpmock's flags.
 func ParseRateLimit(s string) (RateLimit, error) {
 	tool, rest, ok := strings.Cut(s, "=")
-	n, per, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 || tool == "" {
+	if !ok || tool == "" {
 		return RateLimit{}, fmt.Errorf("rate limit %q: want TOOL=N/DURATION, as get_weather=5/1m", s)
 	}
-	count, err := strconv.Atoi(n)
-	if err != nil || count < 1 {
-		return RateLimit{}, fmt.Errorf("rate limit %q: %q is not a positive number of calls", s, n)
-	}
-	if per != "" && (per[0] < '0' || per[0] > '9') {
-		per = "1" + per
-	}
-	d, err := time.ParseDuration(per)
-	if err != nil || d <= 0 {
-		return RateLimit{}, fmt.Errorf("rate limit %q: %q is not a duration (as 1m, 30s, 1h)", s, per)
+	r, err := rate.Parse(rest)
+	if err != nil || r.N == 0 {
+		return RateLimit{}, fmt.Errorf("rate limit %q: want TOOL=N/DURATION, as get_weather=5/1m, with N > 0 calls and a duration such as 1m, 30s or 1h", s)
 	}
 	if err := checkGlobs([]string{tool}); err != nil {
 		return RateLimit{}, err
 	}
-	return RateLimit{Tool: tool, N: count, Per: d}, nil
+	return RateLimit{Tool: tool, N: r.N, Per: r.Per}, nil
 }
 
 func checkGlobs(globs []string) error {
