@@ -35,8 +35,11 @@ func ParseRateLimit(s string) (RateLimit, error) {
 		return RateLimit{}, fmt.Errorf("rate limit %q: want TOOL=N/DURATION, as get_weather=5/1m", s)
 	}
 	r, err := rate.Parse(rest)
-	if err != nil || r.N == 0 {
-		return RateLimit{}, fmt.Errorf("rate limit %q: want TOOL=N/DURATION, as get_weather=5/1m, with N > 0 calls and a duration such as 1m, 30s or 1h", s)
+	if err == nil && r.N == 0 {
+		err = fmt.Errorf("no rate")
+	}
+	if err != nil {
+		return RateLimit{}, fmt.Errorf("rate limit %q (TOOL=N/DURATION, as get_weather=5/1m): %v", s, err)
 	}
 	if err := checkGlobs([]string{tool}); err != nil {
 		return RateLimit{}, err

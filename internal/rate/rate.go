@@ -33,7 +33,7 @@ func Parse(s string) (Rate, error) {
 	n, per, ok := strings.Cut(s, "/")
 	count, err := strconv.Atoi(strings.TrimSpace(n))
 	if !ok || err != nil || count <= 0 {
-		return Rate{}, fmt.Errorf("rate %q: want N/DURATION with N > 0, such as 100/1s or 600/m", s)
+		return Rate{}, fmt.Errorf("rate %q: %q is not a positive number; want N/DURATION, such as 100/1s or 600/m", s, strings.TrimSpace(n))
 	}
 	per = strings.TrimSpace(per)
 	if per != "" && !strings.ContainsAny(per[:1], "0123456789") {
@@ -41,7 +41,7 @@ func Parse(s string) (Rate, error) {
 	}
 	d, err := time.ParseDuration(per)
 	if err != nil || d <= 0 {
-		return Rate{}, fmt.Errorf("rate %q: want N/DURATION with a positive Go duration, such as 100/1s or 600/m", s)
+		return Rate{}, fmt.Errorf("rate %q: %q is not a positive duration (such as 1s, 30s, 1m or m); want N/DURATION, such as 100/1s or 600/m", s, per)
 	}
 	return Rate{N: count, Per: d}, nil
 }
