@@ -131,7 +131,7 @@ func (s *Server) writeCommand() error {
 	if s.mode != ModeReplay {
 		cfg.Upstream, cfg.UpstreamEnv, cfg.UpstreamURL = s.opts.Upstream, s.opts.UpstreamEnv, s.opts.UpstreamURL
 	}
-	if !s.mode.forwards() {
+	if !forwards(s.mode) {
 		cfg.Cassette = filepath.Join(dir, "cassette.json")
 		if err := cassettes.Save(cfg.Cassette, s.cassette); err != nil {
 			return err
@@ -187,7 +187,7 @@ func serveChild(path string) (int, error) {
 	// The upstream, or any process the cassette's server starts, must not
 	// become a Command server in turn.
 	os.Unsetenv(ServerEnv)
-	if cfg.Mode.forwards() {
+	if forwards(cfg.Mode) {
 		rec, err := recorder.New(filepath.Join(cfg.Dir, "rec-"+stamp+".json"), &recorder.Options{Save: cfg.Save})
 		if err != nil {
 			return 1, err

@@ -96,7 +96,7 @@ func describe(request json.RawMessage) string {
 // processes come after the in-process ones, each process in the order it
 // started. In record mode the journal is read from what was recorded so far.
 func (s *Server) Requests() []Call {
-	if s.mode.forwards() {
+	if forwards(s.mode) {
 		return s.recordedCalls()
 	}
 	s.mu.Lock()

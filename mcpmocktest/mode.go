@@ -9,31 +9,32 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 )
 
-// Mode says what a Server does with its cassette and the live server (see
-// cassettes.Decide, the one decision table of the modes).
-type Mode string
+// Mode says what a Server does with its cassette and the live server: the
+// modes of cassettes.Decide, the one decision table of the modes, under
+// one name.
+type Mode = cassettes.Mode
 
 // The modes. The zero Mode means "as the command line says": the
 // -mcpmock.record flag or MCPMOCK_RECORD, else replay.
 const (
 	// ModeReplay serves the cassette and never touches the network; a
 	// request that matches nothing fails the test.
-	ModeReplay = Mode(cassettes.ModeReplay)
+	ModeReplay = cassettes.ModeReplay
 	// ModeRecord forwards every session to the live server
 	// (Options.Upstream or Options.UpstreamURL) through the tap and writes
 	// a fresh cassette when the test ends.
-	ModeRecord = Mode(cassettes.ModeRecord)
+	ModeRecord = cassettes.ModeRecord
 	// ModeOnce records when the cassette file does not exist, else replays.
-	ModeOnce = Mode(cassettes.ModeOnce)
+	ModeOnce = cassettes.ModeOnce
 	// ModeNewEpisodes replays what the cassette answers and forwards a
 	// request that matches nothing to the live server, answers it from
 	// there, and appends the new interaction to the cassette when the test
 	// ends. Without a cassette it records one.
-	ModeNewEpisodes = Mode(cassettes.ModeNewEpisodes)
+	ModeNewEpisodes = cassettes.ModeNewEpisodes
 	// ModePassthrough forwards every session to the live server, as
 	// ModeRecord does, and writes nothing: the journal and the live log
 	// only.
-	ModePassthrough = Mode(cassettes.ModePassthrough)
+	ModePassthrough = cassettes.ModePassthrough
 )
 
 // RecordEnv is the environment variable that selects a mode for every
@@ -105,4 +106,4 @@ func decideMode(cmdline, option Mode, hasPath, exists bool) Mode {
 
 // forwards reports whether every session of a server in mode m goes to the
 // live server through the tap: record and passthrough.
-func (m Mode) forwards() bool { return m == ModeRecord || m == ModePassthrough }
+func forwards(m Mode) bool { return m == ModeRecord || m == ModePassthrough }

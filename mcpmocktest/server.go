@@ -170,7 +170,7 @@ func NewServer(t testing.TB, path string, opts *Options) *Server {
 			t.Fatalf("mcpmocktest: give the live server as Options.Upstream or as Options.UpstreamURL, not both")
 		}
 	}
-	if mode.forwards() {
+	if forwards(mode) {
 		t.Logf("mcpmocktest: %s: %s from %s", path, mode, s.upstreamName())
 		return s
 	}
@@ -331,7 +331,7 @@ func (s *Server) Conn() (r io.ReadCloser, w io.WriteCloser) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rec *recording
-	if !s.closed && s.mode.forwards() {
+	if !s.closed && forwards(s.mode) {
 		rec = &recording{}
 		s.recordings = append(s.recordings, rec)
 	}
@@ -405,7 +405,7 @@ func (s *Server) URL() string {
 	}
 	if s.http == nil {
 		var h http.Handler
-		if s.mode.forwards() {
+		if forwards(s.mode) {
 			tap, err := s.newHTTPTap()
 			if err != nil {
 				s.t.Fatalf("mcpmocktest: URL: %v", err)
@@ -445,7 +445,7 @@ func (s *Server) Close() {
 	s.cancel()
 
 	defer s.removeTempDir()
-	if s.mode.forwards() {
+	if forwards(s.mode) {
 		s.saveRecording()
 		return
 	}
