@@ -22,6 +22,12 @@ var ErrNoAnswer = errors.New("the terminal closed before an answer")
 // empty line, denies. Lines typed before a question do not answer it.
 type Terminal struct {
 	rw io.ReadWriter
+	// Pause, when set, is held while a question is open, so that what else
+	// writes to the terminal (the live log) waits until it is answered.
+	Pause interface {
+		Hold()
+		Release()
+	}
 
 	once  sync.Once
 	lines chan string // lines read from the terminal; closed at EOF
@@ -67,6 +73,10 @@ func (t *Terminal) Confirm(ctx context.Context, c Call) (bool, error) {
 	if json.Indent(&args, c.Arguments, "    ", "  ") != nil {
 		args.Reset()
 		args.Write(c.Arguments)
+	}
+	if t.Pause != nil {
+		t.Pause.Hold()
+		defer t.Pause.Release()
 	}
 	fmt.Fprintf(t.rw, "\r\nmcpmock guard: the client wants to call tool %q\r\n  hints: %s\r\n  arguments: %s\r\nAllow this call? [y/N] ",
 		c.Tool, c.Hints, strings.ReplaceAll(args.String(), "\n", "\r\n"))

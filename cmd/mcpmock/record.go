@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/recorder"
 )
 
@@ -38,7 +39,10 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err := sf.apply(&ro); err != nil {
 		return err
 	}
-	log, err := c.logger(e.stderr)
+	// The live log goes through a gate that the guard holds while it asks a
+	// person on the terminal, so that no line lands on its prompt.
+	gate := livelog.NewGate(e.stderr)
+	log, err := c.logger(gate)
 	if err != nil {
 		return err
 	}
@@ -51,7 +55,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 		return err
 	}
 	so := &recorder.StdioOptions{Signals: e.signals}
-	closeGuard, err := g.apply(so, &h, e.stderr, log)
+	closeGuard, err := g.apply(so, &h, gate, log)
 	if err != nil {
 		return err
 	}

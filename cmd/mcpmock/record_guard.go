@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpmock/mcpmock/guard"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/recorder"
 )
 
@@ -100,7 +101,11 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 			log.Warn(fmt.Sprintf("guard: no terminal to ask on (%v): calls that --confirm %v matches will be denied", err, f.confirm))
 		} else {
 			closers = append(closers, tty)
-			o.Prompter = guard.NewTerminal(tty)
+			term := guard.NewTerminal(tty)
+			if p, ok := stderr.(*livelog.Gate); ok {
+				term.Pause = p // the live log waits while a question is open
+			}
+			o.Prompter = term
 		}
 	}
 	g, err := guard.New(o)
