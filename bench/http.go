@@ -154,7 +154,7 @@ func httpGroup(e *env, rounds, calls int, dir string) ([]row, error) {
 				server.stop()
 				return nil, err
 			}
-			rows = append(rows, compare("http: replay / go-sdk server", res[1], res[0], 1.5))
+			rows = append(rows, compare("http: replay / go-sdk server", res[1], res[0], 2.0))
 		}
 		server.stop()
 	}

@@ -144,7 +144,7 @@ func run(w io.Writer, rounds, calls int, only string) error {
 		}
 		rows = append(rows,
 			compare("stdio: relay / direct", res[1], res[0], 0),
-			compare("stdio: tap / relay", res[2], res[1], 0.95),
+			compare("stdio: tap / relay", res[2], res[1], 1.0),
 			compare("stdio: tap / direct", res[2], res[0], 0))
 	}
 	if want("replay") {
@@ -154,7 +154,7 @@ func run(w io.Writer, rounds, calls int, only string) error {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 1.5))
+		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 2.0))
 	}
 	if want("http") {
 		hr, err := httpGroup(e, rounds, calls, dir)

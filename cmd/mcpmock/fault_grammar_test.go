@@ -85,3 +85,16 @@ func TestScriptedAnswersAreNotMatched(t *testing.T) {
 		t.Errorf("a no-answer fault is logged as replayed:\n%s", log)
 	}
 }
+
+// TestReplaySaysWhatNeverFired: replay's summary names the scripts that
+// never fired, as run's does (a test meant to exercise them).
+func TestReplaySaysWhatNeverFired(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"r","version":"1"}}}` + "\n"
+	var stdout, stderr syncBuffer
+	if err := run(testContext(t), []string{"replay", "-c", "../../examples/weather/testdata/weather.json", "--fault", "get_weather#5=close"}, strings.NewReader(in), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "mcpmock: never fired: --fault 'get_weather#5=close'"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, &stderr)
+	}
+}

@@ -142,6 +142,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		return serveErr
 	}
 	c.summaryLogger(e.stderr).Info("replayed " + eng.Stats().String())
+	for _, sc := range eng.Scripts() {
+		if sc.Fired == 0 { // a script the run meant to exercise and did not
+			c.summaryLogger(e.stderr).Info("never fired: " + scriptSource(sc, &r.f))
+		}
+	}
 	afterErr := mf.afterReplay(c.cassette, cas, eng, c.summaryLogger(e.stderr))
 	if r.report != "" {
 		name := strings.TrimSuffix(filepath.Base(c.cassette), filepath.Ext(c.cassette))
