@@ -83,7 +83,7 @@ func writeResults(path string, tables []byte) error {
 	b.WriteString("# Benchmark results\n\n")
 	b.WriteString("Written by `go run ./bench` (bench/main.go); do not edit by hand. How to read the tables and what each\n")
 	b.WriteString("bar means: [docs/performance.md](../docs/performance.md).\n\n")
-	fmt.Fprintf(&b, "- command: `go run ./bench %s`\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&b, "- command: `%s`\n", strings.TrimSpace("go run ./bench "+strings.Join(os.Args[1:], " ")))
 	fmt.Fprintf(&b, "- machine: %s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(&b, ", load average at the end %s", strings.Join(strings.Fields(string(load))[:3], " "))
