@@ -138,6 +138,10 @@ loop:
 	b.endSession()
 	cancel()
 	b.streams.Wait()
+	if failed := b.unreached.Load(); failed != nil && !b.reached.Load() {
+		// The server never answered: a record that failed (status 1).
+		return *failed
+	}
 	return nil
 }
 
@@ -157,6 +161,12 @@ type clientBridge struct {
 	inflight sync.WaitGroup // POSTs waiting for their answers
 	streams  sync.WaitGroup // the GET stream, the guard's own POSTs
 	ex       atomic.Uint64
+
+	// reached is set by the first HTTP answer of the server, whatever its
+	// status; unreached is the first failure to reach it (refused, down).
+	// A bridge whose server never answered ends with that error.
+	reached   atomic.Bool
+	unreached atomic.Pointer[error]
 
 	mu      sync.Mutex // guards getOpen
 	getOpen bool
@@ -329,6 +339,9 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 	var e *mcpclient.Error
 	errors.As(err, &e)
 	server := b.tap.upstream.Redacted()
+	if err == nil || (e != nil && e.Status != 0) {
+		b.reached.Store(true)
+	}
 	switch {
 	case err == nil || errors.Is(err, mcpclient.ErrNoAnswer):
 	case e == nil || e.Status == 0:
@@ -337,7 +350,9 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 			if e != nil && e.Err != nil {
 				cause = e.Err
 			}
-			b.failAll(ids, fmt.Sprintf("mcpmock: the server %s did not answer: %v", server, cause))
+			failed := fmt.Errorf("the server %s did not answer: %w", server, cause)
+			b.unreached.CompareAndSwap(nil, &failed)
+			b.failAll(ids, "mcpmock: "+failed.Error())
 		}
 		return
 	case errors.Is(err, mcpclient.ErrTooLong) && answer != nil && answer.Form == mcpclient.FormSSE:
