@@ -249,7 +249,9 @@ func TestFailedRecordLeavesNoFile(t *testing.T) {
 		{"no such command", []string{"--", "/nonexistent/mcp-server"}, "", `start server "/nonexistent/mcp-server"`, 1},
 		{"port in use", append([]string{"--listen", taken.Addr().String(), "--"}, server...), "", "address already in use", 1},
 		{"upstream not a URL", []string{"--upstream", "::bad"}, "", "is not an http(s) URL", 1},
-		{"upstream not answering", []string{"--upstream", "http://" + refusing.Addr().String() + "/mcp"}, initReq + "\n", "", 0},
+		// The client gets an error for its request, and the record fails:
+		// the server never answered (it exited 0 once).
+		{"upstream not answering", []string{"--upstream", "http://" + refusing.Addr().String() + "/mcp"}, initReq + "\n", "did not answer: ", 1},
 	} {
 		for _, existing := range []bool{false, true} {
 			name := tc.name + "/new"
