@@ -145,7 +145,7 @@ func (s *session) carry(ctx context.Context, msg *jsonrpc.Message, plan *answerP
 	join, withResponse := out.batches()
 	join = join && plan.Trickle == 0 && plan.CutAfter == 0
 	answered, sent := false, 0
-	for i := 0; i < len(plan.Steps); i++ {
+	for i := plan.waited; i < len(plan.Steps); i++ {
 		if ctx.Err() != nil && (context.Cause(ctx) == errCancelledByClient || !out.outlives()) {
 			return plan.Steps[i:]
 		}
@@ -286,6 +286,50 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// afterDelays calls run once the delays that begin plan have elapsed or ctx
+// has ended, and marks them waited so that carry does not wait them again;
+// a plan that begins with no delay, or a miss (explained before anything
+// else), runs at once. run is called on a goroutine of its own, either way.
+// While it waits, a request holds a timer and no goroutine: a parked
+// goroutine costs every garbage collection a scan of its stack, so that N
+// requests delayed together made each collection cost O(N) and each request
+// a cost that grew with the number pending (`go run ./bench -only growth
+// -growth-only pending` measures it).
+func (p *answerPlan) afterDelays(ctx context.Context, run func()) {
+	var d time.Duration
+	n := 0
+	for n < len(p.Steps) && p.Steps[n].Kind == stepDelay {
+		d += p.Steps[n].Delay
+		n++
+	}
+	if d <= 0 || p.pending() || ctx.Err() != nil {
+		go run()
+		return
+	}
+	p.waited = n
+	// Either callback may fire before the other is set: mu orders them.
+	var (
+		mu    sync.Mutex
+		fired bool
+		t     *time.Timer
+		stop  func() bool
+	)
+	once := func(cancel func()) {
+		mu.Lock()
+		first := !fired
+		fired = true
+		mu.Unlock()
+		if first {
+			cancel()
+			run()
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(d, func() { once(func() { stop() }) })
+	stop = context.AfterFunc(ctx, func() { once(func() { t.Stop() }) })
 }
 
 // delayed waits for the delays among steps, until ctx ends.

@@ -97,8 +97,9 @@ type answerPlan struct {
 	// Trickle, when positive, sends the answer at that many bytes a second.
 	Trickle int
 
-	paced bool       // the exchange is spaced by the recorded pacing
-	own   *planOfOne // the storage the plan came from, for Release
+	paced  bool       // the exchange is spaced by the recorded pacing
+	waited int        // the leading delay steps already waited (afterDelays)
+	own    *planOfOne // the storage the plan came from, for Release
 }
 
 // planOfOne is a plan with room for one step in the same allocation: most

@@ -22,6 +22,7 @@ func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 // ServeSession is Serve with a session made by the caller.
 func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io.Writer) error {
 	c := &conn{e: e, s: s, out: w}
+	c.idle.L = &c.outMu
 	defer s.attach(c.send)()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -29,11 +30,15 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 		c.endOnce.Do(func() {
 			c.endErr = err
 			stop()
-			if cl, ok := w.(io.Closer); ok {
-				c.outMu.Lock()
-				cl.Close()
-				c.outMu.Unlock()
+			c.outMu.Lock()
+			for c.writing {
+				c.idle.Wait() // what was sent before is written first
 			}
+			c.closed = true
+			if cl, ok := w.(io.Closer); ok {
+				cl.Close()
+			}
+			c.outMu.Unlock()
 		})
 	}
 	var readErr error
@@ -87,9 +92,19 @@ type conn struct {
 	e *Engine
 	s *session
 
-	outMu sync.Mutex // guards out and line
-	out   io.Writer
-	line  []byte // the line being written, reused
+	// The writes: a message sent is appended to queued, and the sender
+	// that finds no write going on writes it, and what others queue
+	// meanwhile, itself. Senders never wait for another's write, so that
+	// answers ready together (N delayed requests whose delays end at
+	// once) cost one append each rather than N goroutines parked on a
+	// lock, and a lone answer still costs no hand-off to a writer.
+	outMu   sync.Mutex // guards the fields below
+	out     io.Writer
+	queued  []byte    // lines waiting for the writer
+	spare   []byte    // the memory of the last lines written, for queued
+	writing bool      // a sender is writing
+	closed  bool      // end closed out: sends are dropped
+	idle    sync.Cond // on outMu: signalled when writing ends
 
 	calls inflight       // requests in flight (executor.go)
 	wg    sync.WaitGroup // answers of client batches being joined
@@ -102,33 +117,72 @@ type conn struct {
 }
 
 func (c *conn) send(msg []byte) {
-	c.trickle(msg, 0)
-}
-
-// trickle writes one message line, at rate bytes a second when rate > 0.
-func (c *conn) trickle(msg []byte, rate int) {
 	c.outMu.Lock()
-	defer c.outMu.Unlock()
-	buf := append(append(c.line[:0], msg...), '\n')
-	if cap(buf) <= maxKeptResponse {
-		c.line = buf // an io.Writer keeps nothing of what it is given
-	}
-	if rate <= 0 {
-		c.out.Write(buf)
+	if c.closed {
+		c.outMu.Unlock()
 		return
 	}
+	c.queued = append(append(c.queued, msg...), '\n')
+	if c.writing {
+		c.outMu.Unlock()
+		return // the writer writes it
+	}
+	c.writing = true
+	c.flush()
+	c.writing = false
+	c.idle.Broadcast()
+	c.outMu.Unlock()
+}
+
+// flush writes the queued lines until none are left, with outMu held but
+// released during each write; the caller is the writer.
+func (c *conn) flush() {
+	for len(c.queued) > 0 {
+		buf := c.queued
+		c.queued = c.spare[:0]
+		c.outMu.Unlock()
+		c.out.Write(buf) // an io.Writer keeps nothing of what it is given
+		c.outMu.Lock()
+		if cap(buf) <= maxKeptResponse {
+			c.spare = buf[:0]
+		} else {
+			c.spare = nil
+		}
+	}
+}
+
+// trickle writes one message line at rate bytes a second, after what was
+// sent before it; what is sent meanwhile follows it.
+func (c *conn) trickle(msg []byte, rate int) {
+	c.outMu.Lock()
+	for c.writing {
+		c.idle.Wait()
+	}
+	if c.closed {
+		c.outMu.Unlock()
+		return
+	}
+	c.writing = true
+	c.flush()
+	c.outMu.Unlock()
+	buf := append(append([]byte(nil), msg...), '\n')
 	const tick = 50 * time.Millisecond
 	chunk := max(1, rate*int(tick)/int(time.Second))
 	for len(buf) > 0 {
 		n := min(chunk, len(buf))
 		if _, err := c.out.Write(buf[:n]); err != nil {
-			return
+			break
 		}
 		buf = buf[n:]
 		if len(buf) > 0 {
 			time.Sleep(tick)
 		}
 	}
+	c.outMu.Lock()
+	c.flush()
+	c.writing = false
+	c.idle.Broadcast()
+	c.outMu.Unlock()
 }
 
 // receive handles one line: a message or a batch.
@@ -204,7 +258,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		finish()
 		return
 	}
-	go func() {
+	plan.afterDelays(rctx, func() {
 		defer finish()
 		defer forget()
 		defer cancel(nil)
@@ -214,7 +268,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		} else {
 			plan.releaseAll() // c.send copied every message it wrote
 		}
-	}()
+	})
 }
 
 // lineOutlet carries a plan out on a stream (executor.go).
