@@ -288,6 +288,21 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
+// immediate reports whether carrying the plan out can never wait: it only
+// sends messages in answer (no delay, awaited reply, listen, trickle, cut,
+// notification to publish, or miss to explain first).
+func (p *answerPlan) immediate() bool {
+	if p.pending() || p.Trickle > 0 || p.CutAfter > 0 {
+		return false
+	}
+	for i := range p.Steps {
+		if p.Steps[i].Kind != stepSend || p.Steps[i].Notify {
+			return false
+		}
+	}
+	return true
+}
+
 // afterDelays calls run once the delays that begin plan have elapsed or ctx
 // has ended, and marks them waited so that carry does not wait them again;
 // a plan that begins with no delay, or a miss (explained before anything

@@ -258,7 +258,7 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		finish()
 		return
 	}
-	plan.afterDelays(rctx, func() {
+	run := func() {
 		defer finish()
 		defer forget()
 		defer cancel(nil)
@@ -268,7 +268,16 @@ func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), don
 		} else {
 			plan.releaseAll() // c.send copied every message it wrote
 		}
-	})
+	}
+	if respond != nil && plan.immediate() {
+		// An element of a client batch that waits for nothing is carried
+		// out here: its answer goes to the batch's, not to the stream, and
+		// a goroutine each made a batch of N cost every collection N stack
+		// scans (30 µs an element at 100,000 against 15 µs at 1,000).
+		run()
+		return
+	}
+	plan.afterDelays(rctx, run)
 }
 
 // lineOutlet carries a plan out on a stream (executor.go).
