@@ -27,27 +27,6 @@ import (
 // (2026-07-28). Over HTTP it comes with status 400.
 const CodeMissingRequiredClientCapability = -32021
 
-// clientCapsOf returns the capabilities a request declares in its _meta,
-// and whether it declares any (the key is present).
-func clientCapsOf(params json.RawMessage) (map[string]json.RawMessage, bool) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaClientCapabilities)) {
-		return nil, false
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return nil, false
-	}
-	raw, err := jsonrpc.Member(meta, mcp.MetaClientCapabilities)
-	if err != nil || raw == nil {
-		return nil, false
-	}
-	caps := map[string]json.RawMessage{}
-	if json.Unmarshal(raw, &caps) != nil {
-		return nil, false
-	}
-	return caps, true
-}
-
 // declared reports whether caps declares the capability name (an object,
 // not null).
 func declared(caps map[string]json.RawMessage, name string) (json.RawMessage, bool) {
@@ -269,15 +248,43 @@ func lacks(caps, rec map[string]json.RawMessage, method string, params json.RawM
 // request: those of a 2026-07-28 request's _meta, or else (stateful true)
 // those of the session's initialize. ok is false when neither is known.
 func (s *session) clientCapsFor(params json.RawMessage) (caps map[string]json.RawMessage, stateful, ok bool) {
-	if caps, ok := clientCapsOf(params); ok {
-		return caps, false, true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if caps, ok := s.clientCapsMemo(params); ok {
+		return caps, false, true
+	}
 	if s.initCaps == nil || s.modern {
 		return nil, false, false
 	}
 	return s.initCaps, true, true
+}
+
+// clientCapsMemo returns the capabilities a request declares in its _meta,
+// and whether it declares any (the key is present). A 2026-07-28 client
+// repeats them in every request, so the last ones decoded are kept with
+// their JSON and not decoded again; callers only read the map. s.mu is
+// held.
+func (s *session) clientCapsMemo(params json.RawMessage) (map[string]json.RawMessage, bool) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaClientCapabilities)) {
+		return nil, false
+	}
+	meta, err := jsonrpc.Member(params, "_meta")
+	if err != nil || meta == nil {
+		return nil, false
+	}
+	raw, err := jsonrpc.Member(meta, mcp.MetaClientCapabilities)
+	if err != nil || raw == nil {
+		return nil, false
+	}
+	if s.capsMemo != nil && bytes.Equal(raw, s.capsMemoRaw) {
+		return s.capsMemo, true
+	}
+	caps := map[string]json.RawMessage{}
+	if json.Unmarshal(raw, &caps) != nil {
+		return nil, false
+	}
+	s.capsMemoRaw, s.capsMemo = append(s.capsMemoRaw[:0], raw...), caps
+	return caps, true
 }
 
 // recordedError reports whether a recorded reply is an error response.

@@ -30,6 +30,10 @@ type session struct {
 	replied   map[jsonrpc.ID]*jsonrpc.Message // replies received
 	firstDone bool
 	effects   effects // what client notifications caused (cause.go)
+	// capsMemo is the client capabilities last decoded from a request's
+	// _meta, and capsMemoRaw their JSON (clientCapsMemo).
+	capsMemo    map[string]json.RawMessage
+	capsMemoRaw []byte
 
 	script scriptState // counters of scripted interactions (faults.go)
 	tasks  taskMap     // live and recorded task ids (tasks.go)

@@ -24,6 +24,16 @@ func MetaVersion(params json.RawMessage) string {
 	if err != nil || raw == nil {
 		return ""
 	}
+	return stringValue(raw)
+}
+
+// stringValue is the JSON string raw decoded ("" if it is none), without
+// the decoder for the common string with no escape in it: the protocol
+// version is read from every request of the 2026-07-28 era.
+func stringValue(raw json.RawMessage) string {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+		return string(raw[1 : n-1])
+	}
 	var v string
 	json.Unmarshal(raw, &v)
 	return v
