@@ -27,16 +27,50 @@ func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
 
 // SplitBatch reports whether data is a JSON array (a batch, as in
 // 2025-03-26) and returns its elements. A single message is returned as the
-// only element with batch false.
+// only element with batch false. The elements of a batch are pieces of one
+// copy of data (its own memory, not the caller's): one allocation for a
+// batch, not one an element, so that a batch of 100,000 requests leaves the
+// collector one object to trace, not 100,000.
 func SplitBatch(data []byte) (elems []json.RawMessage, batch bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '[' {
 		return []json.RawMessage{data}, false, nil
 	}
-	if err := json.Unmarshal(data, &elems); err != nil {
-		return nil, true, fmt.Errorf("jsonrpc: parse batch: %w", err)
+	own := append([]byte(nil), data...)
+	fail := func(i int, what string) ([]json.RawMessage, bool, error) {
+		return nil, true, fmt.Errorf("jsonrpc: parse batch: %s at offset %d", what, i)
 	}
-	return elems, true, nil
+	i := skipSpace(own, 1)
+	if i < len(own) && own[i] == ']' {
+		if skipSpace(own, i+1) != len(own) {
+			return fail(i+1, "data after the array")
+		}
+		return []json.RawMessage{}, true, nil
+	}
+	n := bytes.Count(own, []byte("},{")) + 1 // a guess at the length, for one allocation
+	elems = make([]json.RawMessage, 0, n)
+	for {
+		end, ok := validValue(own, i, 1)
+		if !ok {
+			return fail(end, "invalid JSON value")
+		}
+		elems = append(elems, own[i:end:end])
+		i = skipSpace(own, end)
+		if i >= len(own) {
+			return fail(i, "unexpected end of the array")
+		}
+		switch own[i] {
+		case ',':
+			i = skipSpace(own, i+1)
+			continue
+		case ']':
+			if skipSpace(own, i+1) != len(own) {
+				return fail(i+1, "data after the array")
+			}
+			return elems, true, nil
+		}
+		return fail(i, "want , or ] between the elements")
+	}
 }
 
 // JoinBatch encodes messages as a batch array.
