@@ -2,13 +2,15 @@
 // runs each comparison interleaved (A B A B...) and prints a table of the
 // median ratios, because these machines are noisy.
 //
-//	go run ./bench                 # everything, a few minutes; writes bench/RESULTS.md
-//	go run ./bench -only stdio     # one group: stdio, replay, http, scale, mcpmocktest
+//	go run ./bench                 # everything, some minutes
+//	go run ./bench -md             # the same, and writes bench/RESULTS.md
+//	go run ./bench -only stdio     # one group: stdio, replay, http, scale, mcpmocktest, growth
 //
-// The tables go to stdout. A run of every group also writes them to
-// bench/RESULTS.md (-results sets the file, "" none), with the machine
-// and the command that measured them: that file is written by the harness,
-// never by hand.
+// The tables go to stdout; -md also writes them to bench/RESULTS.md
+// (-results FILE to another file), with the date, the machine and the
+// command that measured them: that file is written by the harness, never by
+// hand. The harness exits 1 when a cost grows faster than its input (the
+// growth group), after the tables are written.
 //
 // Groups:
 //   - stdio: sequential tools/call round trips of a go-sdk client with a
@@ -21,12 +23,15 @@
 //     server against the go-sdk server;
 //   - scale: cassettes of 10, 1,000 and 100,000 interactions: load time,
 //     per-call replay time, peak memory against cassette size;
-//   - mcpmocktest: start, connect, one call and close, from its benchmark.
+//   - mcpmocktest: start, connect, one call and close, from its benchmark;
+//   - growth: the cost of each input at three sizes (batches, pending
+//     requests, misses, cassette size, HTTP sessions): linear or not.
 package main
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,14 +49,14 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 7, "interleaved rounds per comparison")
 	calls := flag.Int("calls", 2000, "calls per round")
-	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, http, scale, mcpmocktest); empty for all")
+	only := flag.String("only", "", "comma-separated groups to run (stdio, replay, http, scale, mcpmocktest, growth); empty for all")
 	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
 	flag.IntVar(&scaleCalls, "scale-calls", scaleCalls, "calls through one session in each scale measurement")
-	results := flag.String("results", "", `file the tables are also written to (default "bench/RESULTS.md" when every group runs)`)
+	flag.StringVar(&growthOnly, "growth-only", "", "run only the growth cases whose name contains this text")
+	md := flag.Bool("md", false, "also write the tables to bench/RESULTS.md, with the date, the machine and the command")
+	results := flag.String("results", "", "also write the tables to this file (as -md does)")
 	flag.Parse()
-	resultsSet := false
-	flag.Visit(func(f *flag.Flag) { resultsSet = resultsSet || f.Name == "results" })
-	if !resultsSet && *only == "" {
+	if *md && *results == "" {
 		*results = filepath.Join("bench", "RESULTS.md")
 	}
 	if *scaleChild != "" {
@@ -61,34 +66,48 @@ func main() {
 		}
 		return
 	}
+	loadBefore := loadAverage()
 	var tables bytes.Buffer
-	if err := run(io.MultiWriter(os.Stdout, &tables), *rounds, *calls, *only); err != nil {
+	err := run(io.MultiWriter(os.Stdout, &tables), *rounds, *calls, *only)
+	if err != nil && !errors.Is(err, errGrowth) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 	if *results != "" {
-		if err := writeResults(*results, tables.Bytes()); err != nil {
+		if err := writeResults(*results, loadBefore, tables.Bytes()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		fmt.Fprintln(os.Stderr, "bench: wrote", *results)
 	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes, or
+// "unknown" where /proc has none.
+func loadAverage() string {
+	load, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(load))[:3], " ")
 }
 
 // writeResults writes the tables of a run to path, after a header that says
-// how and where they were measured, so that the file can be compared with a
-// later run of the same command.
-func writeResults(path string, tables []byte) error {
+// when, how and where they were measured, so that the file can be compared
+// with a later run of the same command.
+func writeResults(path, loadBefore string, tables []byte) error {
 	var b bytes.Buffer
 	b.WriteString("# Benchmark results\n\n")
-	b.WriteString("Written by `go run ./bench` (bench/main.go); do not edit by hand. How to read the tables and what each\n")
+	b.WriteString("Written by `go run ./bench -md` (bench/main.go); do not edit by hand. How to read the tables and what each\n")
 	b.WriteString("bar means: [docs/performance.md](../docs/performance.md).\n\n")
+	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- command: `%s`\n", strings.TrimSpace("go run ./bench "+strings.Join(os.Args[1:], " ")))
-	fmt.Fprintf(&b, "- machine: %s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Fprintf(&b, ", load average at the end %s", strings.Join(strings.Fields(string(load))[:3], " "))
-	}
-	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "- machine: %s/%s, nproc %d, %s; load average %s at the start, %s at the end\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadBefore, loadAverage())
 	b.Write(tables)
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the results: %w", err)
@@ -127,6 +146,7 @@ func run(w io.Writer, rounds, calls int, only string) error {
 	}
 	fmt.Fprintf(w, "mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
 	var rows []row
+	var cpus []cpuRow
 	cassette := filepath.Join(dir, "recorded.json")
 	if want("stdio") || want("replay") || want("scale") {
 		// Record the session the replay benchmark serves.
@@ -146,6 +166,11 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			compare("stdio: relay / direct", res[1], res[0], 0),
 			compare("stdio: tap / relay", res[2], res[1], 1.0),
 			compare("stdio: tap / direct", res[2], res[0], 0))
+		cpus = append(cpus,
+			cpuRow{name: "stdio: the go-sdk server alone", a: res[0]},
+			cpuRow{name: "stdio: bare relay and server", a: res[1]},
+			cpuRow{name: "stdio: `mcpmock record` and server", a: res[2]},
+			cpuRow{name: "stdio: the tap beyond the bare relay", a: res[2], b: res[1], bar: 20 * time.Microsecond})
 	}
 	if want("replay") {
 		server := []string{e.server}
@@ -155,6 +180,9 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			return err
 		}
 		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 2.0))
+		cpus = append(cpus,
+			cpuRow{name: "stdio: the go-sdk server (replay's baseline)", a: res[0]},
+			cpuRow{name: "stdio: `mcpmock replay`", a: res[1], bar: 25 * time.Microsecond})
 	}
 	if want("http") {
 		hr, err := httpGroup(e, rounds, calls, dir)
@@ -165,6 +193,9 @@ func run(w io.Writer, rounds, calls int, only string) error {
 	}
 	if len(rows) > 0 {
 		printRows(w, rows)
+	}
+	if len(cpus) > 0 {
+		printCPU(w, cpus)
 	}
 	if want("scale") {
 		if err := scale(w, dir); err != nil {
@@ -181,13 +212,61 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			return err
 		}
 	}
+	if want("growth") {
+		failed, err := growth(w, e, dir)
+		if err != nil {
+			return err
+		}
+		if failed {
+			return errGrowth
+		}
+	}
 	return nil
+}
+
+// errGrowth fails the harness, after its tables are written, when a cost
+// grew faster than its input.
+var errGrowth = errors.New("a cost grew faster than its input (see the cost-growth table)")
+
+// cpuRow is one line of the CPU table: a side's CPU time a call, or (with
+// b) the difference of two sides', median of the rounds.
+type cpuRow struct {
+	name string
+	a, b *result
+	bar  time.Duration
+}
+
+func printCPU(w io.Writer, rows []cpuRow) {
+	fmt.Fprintln(w, "| CPU time a call (rusage of the spawned process and its children) | median | min–max of rounds | bar |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, r := range rows {
+		var xs []float64
+		for i, c := range r.a.cpu {
+			if r.b != nil {
+				c -= r.b.cpu[i]
+			}
+			xs = append(xs, float64(c))
+		}
+		m := time.Duration(median(xs))
+		bar := "—"
+		if r.bar > 0 {
+			bar = fmt.Sprintf("≤ %s %s", micros(r.bar), metText(m <= r.bar))
+		}
+		lo, hi := slices.Min(xs), slices.Max(xs)
+		fmt.Fprintf(w, "| %s | %s | %s – %s | %s |\n", r.name, micros(m), micros(time.Duration(lo)), micros(time.Duration(hi)), bar)
+	}
+	fmt.Fprintln(w)
 }
 
 // result is one side's runs.
 type result struct {
 	rate []float64       // calls/s per round
 	lat  []time.Duration // every call's latency
+	// cpu is the CPU time a call of the process the client spawned, with
+	// its children (rusage at its exit: user and system), per round: the
+	// run's CPU time less that of a run of the warm-up alone, over the
+	// calls, so that starting the process is not counted.
+	cpu []time.Duration
 }
 
 // interleave runs each side once per round, rotating the order, and
@@ -200,12 +279,19 @@ func interleave(rounds, calls int, sides ...[]string) ([]*result, error) {
 	for r := range rounds {
 		for k := range sides {
 			i := (k + r) % len(sides)
+			// The warm-up alone first: a profile (MCPMOCK_CPUPROFILE) is
+			// then the full run's.
+			warm, err := stdioRun(sides[i], 0)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", strings.Join(sides[i], " "), err)
+			}
 			res, err := stdioRun(sides[i], calls)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", strings.Join(sides[i], " "), err)
 			}
 			out[i].rate = append(out[i].rate, res.rate[0])
 			out[i].lat = append(out[i].lat, res.lat...)
+			out[i].cpu = append(out[i].cpu, (res.cpu[0]-warm.cpu[0])/time.Duration(calls))
 		}
 	}
 	return out, nil
@@ -223,8 +309,17 @@ func stdioRun(argv []string, calls int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close()
-	return callLoop(ctx, cs, calls)
+	res, err := callLoop(ctx, cs, calls)
+	if err := errors.Join(err, cs.Close()); err != nil {
+		return nil, err
+	}
+	// The transport's Close waits for the process, whose rusage then
+	// counts the children it waited for (the server behind a tap).
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("%s: no exit status after close", argv[0])
+	}
+	res.cpu = []time.Duration{cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	return res, nil
 }
 
 func callLoop(ctx context.Context, cs *mcp.ClientSession, calls int) (*result, error) {
@@ -252,7 +347,7 @@ func callLoop(ctx context.Context, cs *mcp.ClientSession, calls int) (*result, e
 		}
 		res.lat = append(res.lat, time.Since(t))
 	}
-	res.rate = []float64{float64(calls) / time.Since(start).Seconds()}
+	res.rate = []float64{float64(calls) / max(time.Since(start).Seconds(), 1e-9)}
 	return res, nil
 }
 
