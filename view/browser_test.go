@@ -284,7 +284,6 @@ func BenchmarkBrowserTenThousand(b *testing.B) {
 	}
 }
 
-
 // text is the text of the first element that selector selects.
 func text(ctx context.Context, t *testing.T, selector string) string {
 	t.Helper()
