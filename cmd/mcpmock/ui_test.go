@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,6 +96,9 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 			if tc.note != "" && !strings.HasPrefix(call.Note, tc.note) {
 				t.Errorf("the call's note is %q, want %s...", call.Note, tc.note)
 			}
+			if tc.note != "" && (call.Outcome != "matched" || call.Answered == 0) {
+				t.Errorf("the call's outcome: %q #%d, want matched", call.Outcome, call.Answered)
+			}
 			p.stdin.Close()
 			p.wait(t)
 		})
@@ -100,4 +106,65 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 	if err := run(testContext(t), []string{"replay", "-c", weather, "--ui", "0.0.0.0:0"}, strings.NewReader(""), &syncBuffer{}, &syncBuffer{}); exitCode(err, &syncBuffer{}) != 2 {
 		t.Errorf("--ui 0.0.0.0:0: %v, want a usage error", err)
 	}
+}
+
+// TestRunUI: run --ui serves one page for every cassette the run serves:
+// the traffic of each, live, with what answered each request, and the
+// recorded cassettes beside them.
+func TestRunUI(t *testing.T) {
+	path, _ := recordedSession(t)
+	out := filepath.Join(t.TempDir(), "seen.json")
+	p := start(t, append([]string{"run", "-c", "a=" + path, "-c", "b=" + path, "--allow-misses", "--ui", "127.0.0.1:0", "--"},
+		testCommand("gosdk-http@a,miss-stdio@b,await-signal", out)...)...)
+	url := uiURL(t, p)
+	if m := p.recv(t); m["ready"] != true {
+		t.Fatalf("the command wrote %v, want ready", m)
+	}
+	resp, err := http.Get(url + "api/cassettes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []view.Entry
+	json.NewDecoder(resp.Body).Decode(&entries)
+	resp.Body.Close()
+	var names []string
+	for _, e := range entries {
+		names = append(names, fmt.Sprintf("%s live=%v", e.Name, e.Live))
+	}
+	if got, want := strings.Join(names, ", "), "a live=true, b live=true, a (recorded) live=false, b (recorded) live=false"; got != want {
+		t.Fatalf("the cassettes of the page: %s, want %s", got, want)
+	}
+	doc := func(n int) *view.Document {
+		resp, err := http.Get(fmt.Sprintf("%sapi/cassettes/%d", url, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var d view.Document
+		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		return &d
+	}
+	outcomes := func(d *view.Document) map[string]int {
+		out := map[string]int{}
+		for _, m := range d.Messages {
+			if m.Outcome != "" {
+				out[m.Outcome]++
+			}
+		}
+		return out
+	}
+	a, b := doc(0), doc(1)
+	if o := outcomes(a); o["matched"] == 0 || o["missed"] != 0 {
+		t.Errorf("cassette a's outcomes: %v, want matches and no miss", o)
+	}
+	if o := outcomes(b); o["missed"] != 1 {
+		t.Errorf("cassette b's outcomes: %v, want the miss", o)
+	}
+	if b.Replay == nil || len(b.Replay.Misses) != 1 || b.Replay.Misses[0].Explanation == "" || b.Replay.Recorded != "b (recorded)" || len(b.Replay.Unused) == 0 {
+		t.Errorf("cassette b's replay: %+v", b.Replay)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t)
 }
