@@ -34,7 +34,11 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	case c.quiet:
 		return livelog.Discard, nil
 	case c.log == "text":
-		return slog.New(livelog.NewTextHandler(stderr)), nil
+		h := livelog.NewTextHandler(stderr)
+		if g, ok := stderr.(*livelog.Gate); (ok && isTerminal(g.Writer())) || isTerminal(stderr) {
+			h = h.Colored() // on a terminal only, as cassette show
+		}
+		return slog.New(h), nil
 	case c.log == "json":
 		return slog.New(slog.NewJSONHandler(stderr, nil)), nil
 	}
