@@ -177,6 +177,17 @@ func TestBrowserPage(t *testing.T) {
 		if n := count(ctx, t, "#details img, #details audio"); n != 0 {
 			t.Errorf("message %d: %d images or audio of a hostile type shown", i, n)
 		}
+		if n := count(ctx, t, "#details a, #details [href], #details [src]"); n != 0 {
+			t.Errorf("message %d: %d links or sources in the details", i, n)
+		}
+		if i == 1 { // the result with the hostile content blocks: shown as text
+			details := textOf(ctx, t, "#details")
+			for _, want := range []string{`not shown: mimeType "text/html"`, `not shown: mimeType "image/svg+xml"`, "javascript:alert(7)", "<b onmouseover=alert(2)>bold</b>"} {
+				if !strings.Contains(details, want) {
+					t.Errorf("the hostile result's details lack %q:\n%s", want, details)
+				}
+			}
+		}
 	}
 	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.pwned === 1`))
 	if err != nil || pwned {
@@ -284,8 +295,8 @@ func BenchmarkBrowserTenThousand(b *testing.B) {
 	}
 }
 
-// text is the text of the first element that selector selects.
-func text(ctx context.Context, t *testing.T, selector string) string {
+// textOf is the text of the first element that selector selects.
+func textOf(ctx context.Context, t *testing.T, selector string) string {
 	t.Helper()
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
 	if err != nil {
@@ -318,7 +329,7 @@ func TestBrowserReplayReport(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#diagrams .row.miss`)), chromedp.WaitVisible(chromedp.CSS(`#details pre.diff`))); err != nil {
 		t.Fatal(err)
 	}
-	details := text(ctx, t, "#details")
+	details := textOf(ctx, t, "#details")
 	for _, want := range []string{"missed: tools/call get_weather", `recorded "New York", live "Berlin"`, "closest: recorded interaction #2", `string("Berlin")`} {
 		if !strings.Contains(details, want) {
 			t.Errorf("the miss's details lack %q:\n%s", want, details)
@@ -328,7 +339,7 @@ func TestBrowserReplayReport(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#replay-button`))); err != nil {
 		t.Fatal(err)
 	}
-	details = text(ctx, t, "#details")
+	details = textOf(ctx, t, "#details")
 	if !strings.Contains(details, "replay of weather.json (report weather.report.json)") || !strings.Contains(details, "recorded requests no client used") {
 		t.Errorf("the replay panel:\n%s", details)
 	}
@@ -347,6 +358,9 @@ func TestBrowserKinds(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), ready); err != nil {
 		t.Fatal(err)
 	}
+	if n := count(ctx, t, "#diagrams .row.session-start[data-session=\"2\"]"); n != 1 || len(d.Sessions) != 2 {
+		t.Errorf("%d rows start session 2 (of %d sessions), want 1", n, len(d.Sessions))
+	}
 	if n := count(ctx, t, "#diagrams .row.by-mcpmock"); n != 2 {
 		t.Errorf("%d answers drawn from mcpmock's lane, want 2 (the guard's refusal and the scripted error)", n)
 	}
@@ -364,7 +378,7 @@ func TestBrowserKinds(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#diagrams .row[data-seq="%d"]`, seq)))); err != nil {
 			t.Fatal(err)
 		}
-		return text(ctx, t, "#details")
+		return textOf(ctx, t, "#details")
 	}
 	paris := seqOf(func(m Message) bool { return m.Kind == "response" && strings.HasPrefix(m.Summary, "Sunny") })
 	details := click(paris)
@@ -440,7 +454,7 @@ func TestBrowserKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if when := text(ctx, t, `#diagrams .row[data-seq="1"] .when`); when != "4.5 ms" {
+	if when := textOf(ctx, t, `#diagrams .row[data-seq="1"] .when`); when != "4.5 ms" {
 		t.Errorf("on the time axis the answer to initialize is at %q, want 4.5 ms", when)
 	}
 	screenshot(t, ctx, "kinds-time-axis")
@@ -550,9 +564,9 @@ func TestBrowserLive(t *testing.T) {
 		// The handshake, 3 calls and their answers at least.
 		_, err = chromedp.Run(ctx, chromedp.Poll[bool](`Number(document.body.dataset.messages) >= 8 && document.querySelectorAll("#diagrams .row").length >= 8`, chromedp.WithPollingTimeout(20*time.Second)))
 		if err != nil {
-			t.Fatalf("the live page did not get the messages: %v (it has %s)", err, text(ctx, t, "#diagrams"))
+			t.Fatalf("the live page did not get the messages: %v (it has %s)", err, textOf(ctx, t, "#diagrams"))
 		}
-		diagram := text(ctx, t, "#diagrams")
+		diagram := textOf(ctx, t, "#diagrams")
 		for _, want := range []string{"tools/call get_weather", "New York", "Atlantis"} {
 			if !strings.Contains(diagram, want) {
 				t.Errorf("the live diagram lacks %q:\n%s", want, diagram)
@@ -583,7 +597,7 @@ func TestBrowserLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		details := text(ctx, t, "#details")
+		details := textOf(ctx, t, "#details")
 		for _, want := range []string{"missed: tools/call get_weather", `live "London"`, "closest: recorded interaction #", `string("London")`} {
 			if !strings.Contains(details, want) {
 				t.Errorf("the miss's details lack %q:\n%s", want, details)
@@ -605,7 +619,7 @@ func TestBrowserLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if details := text(ctx, t, "#details"); !strings.Contains(details, "answered by recorded #") {
+		if details := textOf(ctx, t, "#details"); !strings.Contains(details, "answered by recorded #") {
 			t.Errorf("a matched request's details:\n%s", details)
 		}
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#details .outcome button.link`))); err != nil {

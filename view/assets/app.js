@@ -249,7 +249,12 @@ class Diagram {
       labelEl.style.textAlign = X[to] > X[from] || short ? "left" : "right";
     }
     const when = state.axis === "time" && m.atMs > 0 ? m.atMs.toFixed(1) + " ms" : "#" + (m.seq + 1);
-    const row = el("div", { class: cls.join(" "), "data-seq": String(m.seq), title: label(m) }, el("span", { class: "when" }, when), lane);
+    const attrs = { class: cls.join(" "), "data-seq": String(m.seq), title: label(m) };
+    if (m.session > 0 && this.doc.sessions[m.session] && this.doc.sessions[m.session].first === m.seq) {
+      attrs.class += " session-start";
+      attrs["data-session"] = String(m.session + 1);
+    }
+    const row = el("div", attrs, el("span", { class: "when" }, when), lane);
     row.addEventListener("click", () => select(this.doc, m.seq));
     row.addEventListener("mouseenter", () => this.pair(m.pair, true));
     row.addEventListener("mouseleave", () => this.pair(m.pair, false));
@@ -364,10 +369,31 @@ function show(doc, seq) {
   select(doc, seq);
 }
 
+// indexOf is what select needs to know of a cassette, made once per
+// model: whether it has timing, the notes about each message, the first
+// message and the HTTP facts of each interaction.
+const indexes = new WeakMap();
+function indexOf(doc) {
+  let ix = indexes.get(doc);
+  if (ix) return ix;
+  ix = { timed: false, notes: new Map(), first: new Map(), http: new Map() };
+  for (const m of doc.messages) {
+    if (m.atMs > 0) ix.timed = true;
+    if (m.kind === "note" && m.pair >= 0) {
+      if (!ix.notes.has(m.pair)) ix.notes.set(m.pair, []);
+      ix.notes.get(m.pair).push(m);
+    }
+    if (m.interaction > 0 && !ix.first.has(m.interaction)) ix.first.set(m.interaction, m.seq);
+    if (m.interaction > 0 && m.http && !ix.http.has(m.interaction)) ix.http.set(m.interaction, m.http);
+  }
+  indexes.set(doc, ix);
+  return ix;
+}
+
 // interactionSeq is the Seq of the first message of interaction n of doc.
 function interactionSeq(doc, n) {
-  const m = doc.messages.find((x) => x.interaction === n);
-  return m ? m.seq : -1;
+  const seq = indexOf(doc).first.get(n);
+  return seq === undefined ? -1 : seq;
 }
 
 // diffBlock shows a diff (-recorded +live) with its lines marked.
@@ -463,7 +489,7 @@ function select(doc, seq) {
     ["batch", m.batch],
   ];
   const at = (ms) => (Math.round(ms * 1000) / 1000) + " ms";
-  if (m.from !== "mcpmock") rows.push([state.docs.indexOf(doc) < (state.live || 0) ? "at" : "recorded at", m.atMs ? at(m.atMs) : doc.messages.some((x) => x.atMs > 0) ? "0 ms" : "no timing recorded"]);
+  if (m.from !== "mcpmock") rows.push([state.docs.indexOf(doc) < (state.live || 0) ? "at" : "recorded at", m.atMs ? at(m.atMs) : indexOf(doc).timed ? "0 ms" : "no timing recorded"]);
   const pair = m.pair >= 0 ? doc.messages[m.pair] : null;
   if (pair && m.kind !== "note" && m.kind === "request" && pair.atMs > 0 && m.atMs >= 0 && pair.atMs >= m.atMs && (m.atMs > 0 || pair.atMs > 0)) rows.push(["latency", (pair.atMs - m.atMs).toFixed(1) + " ms (recorded)"]);
   const table = el("table", {});
@@ -473,8 +499,8 @@ function select(doc, seq) {
     table.append(el("tr", {}, el("th", {}, k), el("td", {}, link(doc, pair.seq, "#" + (pair.seq + 1) + " " + clip(label(pair), 90)))));
   }
   const parts = [el("h2", {}, clip(label(m), 200)), table];
-  for (const n of doc.messages) {
-    if (n.kind === "note" && n.pair === m.seq && !(m.outcome === "missed" && n.note === m.explanation)) parts.push(el("p", { class: "outcome" + (n.level === "INFO" ? "" : " missed") }, "mcpmock: " + firstLineOf(n.note) + " ", link(doc, n.seq, "#" + (n.seq + 1))));
+  for (const n of indexOf(doc).notes.get(m.seq) || []) {
+    if (!(m.outcome === "missed" && n.note === m.explanation)) parts.push(el("p", { class: "outcome" + (n.level === "INFO" ? "" : " missed") }, "mcpmock: " + firstLineOf(n.note) + " ", link(doc, n.seq, "#" + (n.seq + 1))));
   }
   if (m.kind === "note") parts.push(el("pre", { class: "diff" }, m.note));
   else if (m.outcome && m.outcome !== "missed") {
@@ -500,7 +526,7 @@ function select(doc, seq) {
   const list = doc.tools.find((l) => l.seq === m.seq);
   if (list) parts.push(el("h2", {}, "tools"), listHead(doc, list), toolList(list));
   // The HTTP facts are the interaction's: on its request.
-  const http = m.http || (m.interaction > 0 && (doc.messages.find((x) => x.interaction === m.interaction && x.http) || {}).http);
+  const http = m.http || indexOf(doc).http.get(m.interaction);
   if (http) {
     const h = http, t = el("table", {});
     for (const [k, v] of [["url", h.url], ["status", h.status], ["form", h.form], ["stream", h.stream], ["event ids", (h.eventIds || []).join(", ")], ["body", h.body]]) {
@@ -585,7 +611,8 @@ function draw() {
   for (const d of state.diagrams) d.render(true);
   const nav = document.getElementById("cassettes");
   nav.replaceChildren(...state.docs.map((d, i) => {
-    const b = el("button", { type: "button", class: shown.includes(i) ? "current" : "" }, d.name + " (" + d.messages.length + ")");
+    const live = i < (state.live || 0);
+    const b = el("button", { type: "button", class: (shown.includes(i) ? "current" : "") + (live ? " live" : "") }, (live ? "● live: " : "") + d.name + " (" + d.messages.length + ")");
     b.addEventListener("click", () => {
       state.shown = state.split ? [shown[1] ?? i, i].filter((x, k, a) => a.indexOf(x) === k) : [i];
       if (state.split && state.shown.length < 2) state.shown = [i];
