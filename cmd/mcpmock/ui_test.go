@@ -34,10 +34,11 @@ func uiURL(t *testing.T, p *proc) string {
 	}
 }
 
-// liveDoc fetches the live model.
-func liveDoc(t *testing.T, url string) *view.Document {
+// liveDoc fetches the model of cassette n of the page at url (0: the
+// live traffic of record and replay).
+func liveDoc(t *testing.T, url string, n int) *view.Document {
 	t.Helper()
-	resp, err := http.Get(url + "api/cassettes/0")
+	resp, err := http.Get(fmt.Sprintf("%sapi/cassettes/%d", url, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 			p.recv(t)
 			var d *view.Document
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				d = liveDoc(t, url)
+				d = liveDoc(t, url, 0)
 				if len(d.Messages) >= 4 || time.Now().After(deadline) {
 					break
 				}
@@ -134,18 +135,6 @@ func TestRunUI(t *testing.T) {
 	if got, want := strings.Join(names, ", "), "a live=true, b live=true, a (recorded) live=false, b (recorded) live=false"; got != want {
 		t.Fatalf("the cassettes of the page: %s, want %s", got, want)
 	}
-	doc := func(n int) *view.Document {
-		resp, err := http.Get(fmt.Sprintf("%sapi/cassettes/%d", url, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var d view.Document
-		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
-			t.Fatal(err)
-		}
-		return &d
-	}
 	outcomes := func(d *view.Document) map[string]int {
 		out := map[string]int{}
 		for _, m := range d.Messages {
@@ -155,7 +144,7 @@ func TestRunUI(t *testing.T) {
 		}
 		return out
 	}
-	a, b := doc(0), doc(1)
+	a, b := liveDoc(t, url, 0), liveDoc(t, url, 1)
 	if o := outcomes(a); o["matched"] == 0 || o["missed"] != 0 {
 		t.Errorf("cassette a's outcomes: %v, want matches and no miss", o)
 	}
