@@ -58,7 +58,11 @@ function follow() {
     if (fetching) { again = counts; return; }
     fetching = true;
     try {
-      if (counts.length !== state.docs.length) state.docs.length = counts.length;
+      if (counts.length !== state.docs.length) {
+        state.docs.length = counts.length;
+        const list = await (await fetch("api/cassettes")).json();
+        state.live = list.filter((c) => c.live).length;
+      }
       const changed = counts.map((n, i) => (!state.docs[i] || state.docs[i].messages.length !== n) ? i : -1).filter((i) => i >= 0);
       if (!changed.length) return;
       const docs = await Promise.all(changed.map(async (i) => (await fetch("api/cassettes/" + i)).json()));
