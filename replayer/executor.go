@@ -229,7 +229,8 @@ func (s *session) explainMiss(ctx context.Context, msg *jsonrpc.Message, plan *a
 		return
 	}
 	s.settle(ctx, msg, plan)
-	s.e.opts.Logger.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "))
+	// The id ties the explanation to its request in the web view (--ui).
+	s.e.opts.Logger.Warn(strings.TrimPrefix(plan.Miss.Report(), "mcpmock: "), "id", string(msg.ID))
 }
 
 // logStep logs a message that a plan sends.

@@ -13,6 +13,7 @@ package view
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,10 @@ type Document struct {
 	Messages []Message `json:"messages"`
 	// Tools are the tools of each tools/list result, in order.
 	Tools []ToolList `json:"tools"`
+	// Replay is what a replay made of the cassette, when the view knows
+	// (a live replay, or mcpmock view --report): the misses and the
+	// recorded requests no client used.
+	Replay *Replay `json:"replay,omitempty"`
 }
 
 // Session is one session of a cassette.
@@ -54,10 +59,18 @@ type Message struct {
 	// interaction that holds it.
 	Session     int `json:"session"`
 	Interaction int `json:"interaction"`
-	// From is "client" or "server".
+	// From is "client", "server", or "mcpmock" for what mcpmock said
+	// itself (Kind "note": a warning of the live log, the explanation of a
+	// miss; Kind "miss": a request of a past replay that the cassette did
+	// not answer).
 	From string `json:"from"`
+	// By is "mcpmock" for a message that mcpmock sent in the place of the
+	// server (or the client): the answer to a miss, a scripted fault, a
+	// guard's refusal. The page draws it from mcpmock's lane.
+	By string `json:"by,omitempty"`
 	// Kind is "request", "response", "error" (a JSON-RPC error response),
-	// "notification" or "raw" (a line that is not JSON-RPC).
+	// "notification", "raw" (a line that is not JSON-RPC), "note" or
+	// "miss" (see From).
 	Kind string `json:"kind"`
 	// ID is the JSON-RPC id as written ("" for none).
 	ID string `json:"id,omitempty"`
@@ -74,8 +87,21 @@ type Message struct {
 	Error   string `json:"error,omitempty"`
 	IsError bool   `json:"isError,omitempty"`
 	// Pair is the Seq of the request this message answers or of the answer
-	// to this request; -1 for none.
+	// to this request; for a note, the message it is about; -1 for none.
 	Pair int `json:"pair"`
+	// Outcome is, for a request of a replay, how mcpmock answered it:
+	// "matched" (recorded interaction Answered, its first use), "repeated"
+	// (Answered again), "scripted" (a scripted interaction or fault; on
+	// the answer of Answered when it is not 0) or "missed".
+	Outcome  string `json:"outcome,omitempty"`
+	Answered int    `json:"answered,omitempty"`
+	// Explanation is, for a missed request, mcpmock's explanation of the
+	// miss with the field diff of the closest recorded requests.
+	Explanation string `json:"explanation,omitempty"`
+	// ListChange is, for a notifications/tools/list_changed, the indexes
+	// in Document.Tools of the list before it and of the next list after
+	// it; -1 where there is none.
+	ListChange *ListChange `json:"listChange,omitempty"`
 	// AtMs is the recorded time offset (0 unless recorded with timing).
 	AtMs float64 `json:"atMs"`
 	// Batch numbers the messages of one JSON-RPC batch.
@@ -83,8 +109,10 @@ type Message struct {
 	// HTTP is the interaction's HTTP facts, on its request.
 	HTTP *cassettes.HTTP `json:"http,omitempty"`
 	// Note is what mcpmock said of it as it passed, in a live view:
-	// "replayed #4", "no match", "scripted: overlay 1 interaction 2".
-	Note string `json:"note,omitempty"`
+	// "replayed #4", "no match", "scripted: overlay 1 interaction 2"; for
+	// a note, its whole text. Level is a note's log level ("WARN").
+	Note  string `json:"note,omitempty"`
+	Level string `json:"level,omitempty"`
 	// JSON is the message itself; Raw a line that was not JSON-RPC.
 	JSON json.RawMessage `json:"json,omitempty"`
 	Raw  string          `json:"raw,omitempty"`
@@ -101,6 +129,15 @@ type ToolList struct {
 	// notifications/tools/list_changed, what changed).
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// Changed names the tools of both lists whose definition differs.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// ListChange is where a list_changed notification stands between the
+// tool lists: Before and After index Document.Tools, -1 for none.
+type ListChange struct {
+	Before int `json:"before"`
+	After  int `json:"after"`
 }
 
 // Tool is one listed tool.
@@ -114,11 +151,16 @@ type Tool struct {
 
 // Build makes the model of a cassette.
 func Build(name string, c *cassettes.Cassette) *Document {
-	b := &builder{doc: &Document{Name: name, Meta: c.Meta, Sessions: []Session{}, Messages: []Message{}, Tools: []ToolList{}}, session: -1}
+	b := newBuilder(name)
+	b.doc.Meta = c.Meta
 	for i := range c.Interactions {
 		b.interaction(i+1, &c.Interactions[i])
 	}
 	return b.doc
+}
+
+func newBuilder(name string) *builder {
+	return &builder{doc: &Document{Name: name, Sessions: []Session{}, Messages: []Message{}, Tools: []ToolList{}}, session: -1, lastTools: -1, answered: map[int]int{}}
 }
 
 // builder walks a cassette into a Document.
@@ -128,8 +170,14 @@ type builder struct {
 	// pending are the requests of the session not yet answered, by
 	// direction and id: the Seq of each.
 	pending map[string]int
-	// lastTools is the session's latest tool list.
-	lastTools []string
+	// lastTools is the session's latest tool list (its index in
+	// doc.Tools, -1 for none); changes are the list_changed notifications
+	// that wait for the next list.
+	lastTools int
+	changes   []int
+	// answered counts the uses of each recorded interaction (a replay's
+	// outcomes).
+	answered map[int]int
 }
 
 func (b *builder) interaction(n int, in *cassettes.Interaction) {
@@ -205,6 +253,10 @@ func (b *builder) message(n int, from cassettes.Direction, at cassettes.Millis, 
 			b.newSession(m.Seq)
 		}
 		m.Summary = paramsSummary(msg.Method, msg.Params)
+		if msg.Method == "notifications/tools/list_changed" {
+			m.ListChange = &ListChange{Before: b.lastTools, After: -1}
+			b.changes = append(b.changes, m.Seq)
+		}
 	default: // a response
 		if b.session < 0 {
 			b.newSession(m.Seq)
@@ -219,19 +271,36 @@ func (b *builder) message(n int, from cassettes.Direction, at cassettes.Millis, 
 			m.Pair = req
 			b.doc.Messages[req].Pair = m.Seq
 			m.Method, m.Tool = b.doc.Messages[req].Method, b.doc.Messages[req].Tool
+			if o := b.doc.Messages[req].Outcome; o == "missed" || o == "scripted" {
+				m.By = "mcpmock"
+			}
 		}
 		if msg.Result != nil {
 			b.result(&m, msg.Result)
+		}
+		if ownAnswer(m.Error) {
+			m.By = "mcpmock"
 		}
 	}
 	m.Session = b.session
 	b.add(m)
 }
 
+// messageNoted adds a message of live traffic with what mcpmock said of it
+// as it passed (its note), and what a replay made of it.
+func (b *builder) messageNoted(from cassettes.Direction, at cassettes.Millis, raw json.RawMessage, line *string, note string) {
+	n := len(b.doc.Messages)
+	b.message(0, from, at, 0, raw, line, nil)
+	if len(b.doc.Messages) > n {
+		b.doc.Messages[n].Note = note
+		b.outcome(&b.doc.Messages[n])
+	}
+}
+
 func (b *builder) newSession(seq int) {
 	b.session++
 	b.pending = map[string]int{}
-	b.lastTools = nil
+	b.lastTools, b.changes = -1, nil
 	b.doc.Sessions = append(b.doc.Sessions, Session{Index: b.session, First: seq})
 }
 
@@ -256,7 +325,7 @@ func (b *builder) result(m *Message, result json.RawMessage) {
 	switch {
 	case m.Method == "tools/list" || r.Get("tools").IsArray():
 		list := ToolList{Seq: m.Seq, Session: b.session, Tools: []Tool{}}
-		var names []string
+		names := []string{}
 		r.Get("tools").ForEach(func(_, t gjson.Result) bool {
 			tool := Tool{Name: t.Get("name").String(), Description: t.Get("description").String()}
 			for dst, key := range map[*json.RawMessage]string{&tool.InputSchema: "inputSchema", &tool.OutputSchema: "outputSchema", &tool.Annotations: "annotations"} {
@@ -268,10 +337,14 @@ func (b *builder) result(m *Message, result json.RawMessage) {
 			names = append(names, tool.Name)
 			return true
 		})
-		if b.lastTools != nil {
-			list.Added, list.Removed = difference(names, b.lastTools), difference(b.lastTools, names)
+		if b.lastTools >= 0 {
+			list.Added, list.Removed, list.Changed = compareTools(b.doc.Tools[b.lastTools].Tools, list.Tools)
 		}
-		b.lastTools = names
+		b.lastTools = len(b.doc.Tools)
+		for _, seq := range b.changes {
+			b.doc.Messages[seq].ListChange.After = b.lastTools
+		}
+		b.changes = nil
 		b.doc.Tools = append(b.doc.Tools, list)
 		m.Summary = strconv.Itoa(len(names)) + " tools: " + short(strings.Join(names, ", "), 80)
 	case r.Get("content").IsArray():
@@ -323,19 +396,50 @@ func paramsSummary(method string, params json.RawMessage) string {
 	return short(string(params), 80)
 }
 
-// difference returns the names of a that b lacks.
-func difference(a, b []string) []string {
-	in := map[string]bool{}
-	for _, n := range b {
-		in[n] = true
+// compareTools says which tools of after are new, which of before are
+// gone, and which are in both with another definition.
+func compareTools(before, after []Tool) (added, removed, changed []string) {
+	old := map[string]Tool{}
+	for _, t := range before {
+		old[t.Name] = t
 	}
-	var out []string
-	for _, n := range a {
-		if !in[n] {
-			out = append(out, n)
+	now := map[string]bool{}
+	for _, t := range after {
+		now[t.Name] = true
+		o, ok := old[t.Name]
+		switch {
+		case !ok:
+			added = append(added, t.Name)
+		case o.Description != t.Description || !sameJSON(o.InputSchema, t.InputSchema) || !sameJSON(o.OutputSchema, t.OutputSchema) || !sameJSON(o.Annotations, t.Annotations):
+			changed = append(changed, t.Name)
 		}
 	}
-	return out
+	for _, t := range before {
+		if !now[t.Name] {
+			removed = append(removed, t.Name)
+		}
+	}
+	return added, removed, changed
+}
+
+// sameJSON compares two JSON values whatever their spacing and order of
+// members.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	json.Unmarshal(a, &x)
+	json.Unmarshal(b, &y)
+	return reflect.DeepEqual(x, y)
+}
+
+// ownAnswer says whether an error's text is mcpmock's own: the answer to a
+// miss, a scripted fault, a guard's refusal.
+func ownAnswer(text string) bool {
+	for _, p := range []string{"mcpmock:", "mcpmock guard:"} {
+		if strings.HasPrefix(text, p) || strings.Contains(text, " "+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // short cuts s to at most max runes, with an ellipsis.

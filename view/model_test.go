@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -23,34 +22,86 @@ func load(t *testing.T, name string) *Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Build(name, c)
+	return Build(filepath.Base(name), c)
 }
 
-// TestGolden: the model of each testdata cassette, as GET /api/cassettes/N
-// returns it, against its golden file (go test ./view -update writes them).
+// goldens are the cassettes of TestGolden: the testdata ones (both eras,
+// stdio and HTTP, every kind of message, a hostile one) and the examples.
+var goldens = []string{"weather.json", "hostile.json", "kinds.json", "everything-stdio.json", "everything-http.json",
+	"../../examples/weather/testdata/weather.json", "../../examples/record/testdata/weather.json", "../../examples/ratelimit/testdata/weather.json"}
+
+// golden compares got with the golden file testdata/golden/name (go test
+// ./view -update writes it).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./view -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s changed (-golden +got); if that is right, go test ./view -update:\n%s", name, diff)
+	}
+}
+
+// goldenName is the golden file of a cassette of goldens.
+func goldenName(name string) string {
+	name = strings.TrimSuffix(name, ".json")
+	if strings.HasPrefix(name, "../") {
+		name = strings.ReplaceAll(strings.TrimPrefix(name, "../../"), "/", "-")
+	}
+	return name
+}
+
+func apiJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(got, '\n')
+}
+
+// TestGolden: the model of each cassette, as GET /api/cassettes/N returns
+// it, against its golden file (go test ./view -update writes them); and
+// the weather session annotated by the report of a replay with a miss.
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"weather.json", "hostile.json"} {
-		t.Run(name, func(t *testing.T) {
-			got, err := json.MarshalIndent(load(t, name), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".json")+".api.json")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./view -update writes it)", err)
-			}
-			if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(got)); diff != "" {
-				t.Errorf("the model changed (-golden +got); if that is right, go test ./view -update:\n%s", diff)
-			}
+	for _, name := range goldens {
+		t.Run(goldenName(name), func(t *testing.T) {
+			golden(t, goldenName(name)+".api.json", apiJSON(t, load(t, name)))
 		})
 	}
+	t.Run("report", func(t *testing.T) {
+		d := annotated(t)
+		golden(t, "weather-report.api.json", apiJSON(t, d))
+	})
+}
+
+// annotated is the weather session with the report of a replay that
+// missed a call (testdata/weather.report.json, written by mcpmock replay
+// --report).
+func annotated(t *testing.T) *Document {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "weather.report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := ReadReport("weather.report.json", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := load(t, "weather.json")
+	if !rep.Annotate(d, filepath.Join("testdata", "weather.json")) {
+		t.Fatal("the report does not name weather.json")
+	}
+	return d
 }
 
 // TestModelOfTheWeatherSession: who sent what, what answers what, and what

@@ -42,19 +42,37 @@ type Entry struct {
 // listener rules of its own: the command serves it behind the same
 // loopback, Host and Origin checks as its other listeners.
 func Handler(docs Cassettes) http.Handler {
+	return serve(func() (Cassettes, int) { return docs, 0 }, nil)
+}
+
+// serve serves the page and the JSON API of the cassettes that docs
+// returns (the first live of them live), and /api/events with events when
+// it is not nil.
+func serve(docs func() (Cassettes, int), events http.HandlerFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { page(w) })
 	mux.HandleFunc("GET /app.js", func(w http.ResponseWriter, r *http.Request) { asset(w, "app.js", "text/javascript; charset=utf-8") })
 	mux.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) { asset(w, "app.css", "text/css; charset=utf-8") })
-	mux.HandleFunc("GET /api/cassettes", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, docs.entries()) })
+	mux.HandleFunc("GET /api/cassettes", func(w http.ResponseWriter, r *http.Request) {
+		d, live := docs()
+		e := d.entries()
+		for i := range live {
+			e[i].Live = true
+		}
+		writeJSON(w, e)
+	})
 	mux.HandleFunc("GET /api/cassettes/{n}", func(w http.ResponseWriter, r *http.Request) {
+		d, _ := docs()
 		n, err := strconv.Atoi(r.PathValue("n"))
-		if err != nil || n < 0 || n >= len(docs) {
-			http.Error(w, fmt.Sprintf("no cassette %q: there are %d (0 to %d)", r.PathValue("n"), len(docs), len(docs)-1), http.StatusNotFound)
+		if err != nil || n < 0 || n >= len(d) {
+			http.Error(w, fmt.Sprintf("no cassette %q: there are %d (0 to %d)", r.PathValue("n"), len(d), len(d)-1), http.StatusNotFound)
 			return
 		}
-		writeJSON(w, docs[n])
+		writeJSON(w, d[n])
 	})
+	if events != nil {
+		mux.HandleFunc("GET /api/events", events)
+	}
 	return secure(mux)
 }
 

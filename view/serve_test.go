@@ -115,3 +115,38 @@ func TestWriteHTMLIsSelfContained(t *testing.T) {
 		t.Errorf("the embedded data does not hold the cassettes as they are: %+v", got[1].Messages[0])
 	}
 }
+
+// TestHTMLGolden: the page that mcpmock view --html writes, for the
+// weather session with the report of a replay, every kind of message and
+// the hostile cassette, against its golden file (go test ./view -update).
+func TestHTMLGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTML(&b, Cassettes{annotated(t), load(t, "kinds.json"), load(t, "hostile.json")}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "page.html", b.Bytes())
+}
+
+// TestReadReport: a report that is no report of a replay is an error that
+// names it; a cassette it does not name is not annotated.
+func TestReadReport(t *testing.T) {
+	for _, bad := range []string{`{"version": 1`, `{"version": 1, "cassettes": []}`, `[1, 2]`} {
+		if _, err := ReadReport("r.json", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "report r.json") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	rep, err := ReadReport("r.json", strings.NewReader(`{"version": 1, "cassettes": [{"name": "a", "path": "dir/a.json", "misses": [], "unusedInteractions": []}, {"name": "b", "path": "other/a.json"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := load(t, "weather.json")
+	if rep.Annotate(d, "weather.json") || d.Replay != nil {
+		t.Error("a cassette the report does not name was annotated")
+	}
+	if rep.Annotate(d, "elsewhere/a.json") {
+		t.Error("two cassettes of the report have that file name: neither should be taken")
+	}
+	if !rep.Annotate(d, "dir/a.json") || d.Replay == nil || d.Replay.Report != "r.json" {
+		t.Errorf("the cassette at dir/a.json: %+v", d.Replay)
+	}
+}

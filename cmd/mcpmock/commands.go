@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpmock/mcpmock/internal/closest"
-	"github.com/mcpmock/mcpmock/internal/httpguard"
 	"github.com/mcpmock/mcpmock/internal/livelog"
-	"github.com/mcpmock/mcpmock/view"
 )
 
 // common are the flags every serving command has.
@@ -31,35 +28,17 @@ func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ui, "ui", "", "serve the web view of the traffic as it passes on `ADDR` (loopback; port 0 takes a free port); its URL is printed on stderr")
 }
 
-// withUI serves the web view of the live traffic when --ui is given: the
-// log's records go through it (view.Live takes each message whole) on to
-// the live log. stop ends the view's listener.
-func (c *common) withUI(ctx context.Context, e *env, name string, log *slog.Logger) (_ *slog.Logger, stop func(), err error) {
-	if c.ui == "" {
-		return log, func() {}, nil
-	}
-	l, err := listen(ctx, e, c.ui, false)
-	if err != nil {
-		return nil, nil, usagef("--ui %s: %v", c.ui, errors.Unwrap(err))
-	}
-	live := view.NewLive(name, log.Handler())
-	srv := httpguard.Server(live.Handler(), &httpguard.Options{}, nil)
-	fmt.Fprintf(e.stderr, "mcpmock: ui: listening on %s (the web view of the traffic)\n", httpguard.URL(l, "/"))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(l)
-	}()
-	return slog.New(live), func() { srv.Close(); <-done }, nil
-}
-
 // logger builds the live log's logger.
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	switch {
 	case c.quiet:
 		return livelog.Discard, nil
 	case c.log == "text":
-		return slog.New(livelog.NewTextHandler(stderr)), nil
+		h := livelog.NewTextHandler(stderr)
+		if g, ok := stderr.(*livelog.Gate); (ok && isTerminal(g.Writer())) || isTerminal(stderr) {
+			h = h.Colored() // on a terminal only, as cassette show
+		}
+		return slog.New(h), nil
 	case c.log == "json":
 		return slog.New(slog.NewJSONHandler(stderr, nil)), nil
 	}

@@ -119,6 +119,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	replayingUI(log, cas, eng) // ui.go
 	if fi, err := os.Stat(c.cassette); err == nil {
 		limitMemory(fi.Size()) // replay_memory.go
 	}

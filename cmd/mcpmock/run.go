@@ -94,8 +94,15 @@ func (e *env) runCommand(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ui, err := c.startUI(ctx, e) // ui.go: --ui, the traffic of every cassette
+	if err != nil {
+		return err
+	}
+	if ui != nil {
+		defer ui.close()
+	}
 	started := time.Now()
-	served, err := e.serveTargets(ctx, &c, &r, targets, log)
+	served, err := e.serveTargets(ctx, &c, &r, targets, log, ui)
 	if err != nil {
 		return err
 	}

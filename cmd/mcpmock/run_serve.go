@@ -105,7 +105,7 @@ func (u *urlCatcher) Write(p []byte) (int, error) {
 
 // serveTargets starts serving every cassette of the run; on an error it
 // stops those it started.
-func (e *env) serveTargets(ctx context.Context, c *common, r *replayFlags, targets []*runTarget, log *slog.Logger) (*runServed, error) {
+func (e *env) serveTargets(ctx context.Context, c *common, r *replayFlags, targets []*runTarget, log *slog.Logger, ui *webUI) (*runServed, error) {
 	exe, err := executable()
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func (e *env) serveTargets(ctx context.Context, c *common, r *replayFlags, targe
 	ctx, cancel := context.WithCancel(ctx)
 	s := &runServed{cancel: cancel}
 	for _, t := range targets {
-		st, err := e.serveTarget(ctx, c, r, t, log)
+		st, err := e.serveTarget(ctx, c, r, t, ui.logger(t.name, log))
 		if st != nil {
 			s.targets = append(s.targets, st) // stop waits for its server
 		}
@@ -158,6 +158,7 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 			st.closeUpstream()
 			return nil, err
 		}
+		replayingUI(log, cas, st.eng) // ui.go
 		h := r.h
 		h.listen = "127.0.0.1:0"
 		notifyOnSignal(ctx, st.eng, log) // replay_signal_unix.go: SIGUSR1 sends a tools/list_changed

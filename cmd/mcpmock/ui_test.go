@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,10 +34,11 @@ func uiURL(t *testing.T, p *proc) string {
 	}
 }
 
-// liveDoc fetches the live model.
-func liveDoc(t *testing.T, url string) *view.Document {
+// liveDoc fetches the model of cassette n of the page at url (0: the
+// live traffic of record and replay).
+func liveDoc(t *testing.T, url string, n int) *view.Document {
 	t.Helper()
-	resp, err := http.Get(url + "api/cassettes/0")
+	resp, err := http.Get(fmt.Sprintf("%sapi/cassettes/%d", url, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +82,7 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 			p.recv(t)
 			var d *view.Document
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				d = liveDoc(t, url)
+				d = liveDoc(t, url, 0)
 				if len(d.Messages) >= 4 || time.Now().After(deadline) {
 					break
 				}
@@ -93,6 +97,9 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 			if tc.note != "" && !strings.HasPrefix(call.Note, tc.note) {
 				t.Errorf("the call's note is %q, want %s...", call.Note, tc.note)
 			}
+			if tc.note != "" && (call.Outcome != "matched" || call.Answered == 0) {
+				t.Errorf("the call's outcome: %q #%d, want matched", call.Outcome, call.Answered)
+			}
 			p.stdin.Close()
 			p.wait(t)
 		})
@@ -100,4 +107,53 @@ func TestUIShowsTheLiveTraffic(t *testing.T) {
 	if err := run(testContext(t), []string{"replay", "-c", weather, "--ui", "0.0.0.0:0"}, strings.NewReader(""), &syncBuffer{}, &syncBuffer{}); exitCode(err, &syncBuffer{}) != 2 {
 		t.Errorf("--ui 0.0.0.0:0: %v, want a usage error", err)
 	}
+}
+
+// TestRunUI: run --ui serves one page for every cassette the run serves:
+// the traffic of each, live, with what answered each request, and the
+// recorded cassettes beside them.
+func TestRunUI(t *testing.T) {
+	path, _ := recordedSession(t)
+	out := filepath.Join(t.TempDir(), "seen.json")
+	p := start(t, append([]string{"run", "-c", "a=" + path, "-c", "b=" + path, "--allow-misses", "--ui", "127.0.0.1:0", "--"},
+		testCommand("gosdk-http@a,miss-stdio@b,await-signal", out)...)...)
+	url := uiURL(t, p)
+	if m := p.recv(t); m["ready"] != true {
+		t.Fatalf("the command wrote %v, want ready", m)
+	}
+	resp, err := http.Get(url + "api/cassettes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []view.Entry
+	json.NewDecoder(resp.Body).Decode(&entries)
+	resp.Body.Close()
+	var names []string
+	for _, e := range entries {
+		names = append(names, fmt.Sprintf("%s live=%v", e.Name, e.Live))
+	}
+	if got, want := strings.Join(names, ", "), "a live=true, b live=true, a (recorded) live=false, b (recorded) live=false"; got != want {
+		t.Fatalf("the cassettes of the page: %s, want %s", got, want)
+	}
+	outcomes := func(d *view.Document) map[string]int {
+		out := map[string]int{}
+		for _, m := range d.Messages {
+			if m.Outcome != "" {
+				out[m.Outcome]++
+			}
+		}
+		return out
+	}
+	a, b := liveDoc(t, url, 0), liveDoc(t, url, 1)
+	if o := outcomes(a); o["matched"] == 0 || o["missed"] != 0 {
+		t.Errorf("cassette a's outcomes: %v, want matches and no miss", o)
+	}
+	if o := outcomes(b); o["missed"] != 1 {
+		t.Errorf("cassette b's outcomes: %v, want the miss", o)
+	}
+	if b.Replay == nil || len(b.Replay.Misses) != 1 || b.Replay.Misses[0].Explanation == "" || b.Replay.Recorded != "b (recorded)" || len(b.Replay.Unused) == 0 {
+		t.Errorf("cassette b's replay: %+v", b.Replay)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t)
 }

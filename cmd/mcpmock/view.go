@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
@@ -20,26 +22,20 @@ import (
 // view serves the web view of cassettes on a loopback listener, or writes
 // it as one HTML file with --html.
 func (e *env) view(ctx context.Context, args []string) error {
-	fs := newFlagSet("view", "mcpmock view [--listen ADDR] [--open] CASSETTE...\n  mcpmock view --html FILE CASSETTE...", e.stdout)
+	fs := newFlagSet("view", "mcpmock view [--listen ADDR] [--open] [--report FILE] CASSETTE...\n  mcpmock view --html FILE [--report FILE] CASSETTE...", e.stdout)
 	listenAddr := fs.String("listen", "127.0.0.1:0", "serve the page on `ADDR` (loopback unless --allow-remote; port 0 takes a free port)")
 	open := fs.Bool("open", false, "open the page in the browser")
 	html := fs.String("html", "", "write the page with the cassettes in it to `FILE` (one self-contained file: no network) instead of serving it")
+	reportPath := fs.String("report", "", "annotate the cassettes with the report `FILE` of a past replay (replay or run --report): its misses with their explanations, the interactions no client used; without CASSETTE, the cassettes the report names")
 	allowRemote := fs.Bool("allow-remote", false, "allow --listen on a non-loopback address and accept any Host header")
 	var origins []string
 	fs.StringArrayVar(&origins, "allow-origin", nil, "also accept requests from browser `ORIGIN` (repeatable); loopback origins are always accepted")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return usagef("view needs at least one CASSETTE")
-	}
-	docs := make(view.Cassettes, 0, fs.NArg())
-	for _, path := range fs.Args() {
-		c, err := cassettes.Load(path)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, view.Build(filepath.Base(path), c))
+	docs, err := viewDocs(fs.Args(), *reportPath)
+	if err != nil {
+		return err
 	}
 	if *html != "" {
 		if err := cassettefile.WriteAtomic(*html, false, func(w io.Writer) error { return view.WriteHTML(w, docs) }); err != nil {
@@ -76,6 +72,47 @@ func (e *env) view(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// viewDocs builds the models of the cassettes at paths, annotated by the
+// report at reportPath when there is one; with a report and no paths, the
+// cassettes the report names.
+func viewDocs(paths []string, reportPath string) (view.Cassettes, error) {
+	var rep *view.Report
+	if reportPath != "" {
+		f, err := os.Open(reportPath)
+		if err != nil {
+			return nil, err
+		}
+		rep, err = view.ReadReport(reportPath, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(paths) == 0 {
+			paths = rep.Paths()
+		}
+	}
+	if len(paths) == 0 {
+		return nil, usagef("view needs at least one CASSETTE (or --report FILE)")
+	}
+	docs := make(view.Cassettes, 0, len(paths))
+	annotated := 0
+	for _, path := range paths {
+		c, err := cassettes.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		d := view.Build(filepath.Base(path), c)
+		if rep != nil && rep.Annotate(d, path) {
+			annotated++
+		}
+		docs = append(docs, d)
+	}
+	if rep != nil && annotated == 0 {
+		return nil, fmt.Errorf("report %s: it names none of the cassettes given (it is about %s)", reportPath, strings.Join(rep.Paths(), ", "))
+	}
+	return docs, nil
 }
 
 // openBrowser opens url in the desktop's browser.

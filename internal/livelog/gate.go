@@ -20,6 +20,9 @@ type Gate struct {
 // NewGate returns an open gate in front of w.
 func NewGate(w io.Writer) *Gate { return &Gate{w: w} }
 
+// Writer is the writer the gate is in front of.
+func (g *Gate) Writer() io.Writer { return g.w }
+
 // Write writes p, or keeps it while the gate is held.
 func (g *Gate) Write(p []byte) (int, error) {
 	g.mu.Lock()

@@ -271,21 +271,56 @@ func roundLatency(d time.Duration) time.Duration {
 // "mcpmock: " followed by the message, without attributes. It is safe for
 // concurrent use.
 type TextHandler struct {
-	mu *sync.Mutex // guards w
-	w  io.Writer
+	mu    *sync.Mutex // guards w
+	w     io.Writer
+	color bool
 }
 
 // NewTextHandler returns a TextHandler writing to w.
 func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{mu: new(sync.Mutex), w: w} }
 
+// Colored returns h writing in colour, for a terminal: warnings and errors
+// red, the client's messages cyan, the server's green (the colours of
+// mcpmock cassette show).
+func (h *TextHandler) Colored() *TextHandler {
+	c := *h
+	c.color = true
+	return &c
+}
+
 func (h *TextHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
 	line := "mcpmock: " + r.Message + "\n"
+	if h.color {
+		if c := colorOf(r); c != "" {
+			line = c + "mcpmock: " + r.Message + "\x1b[0m\n"
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, line)
 	return err
+}
+
+// colorOf is the colour of a record's line: red for a warning or an
+// error, cyan for a message of the client, green for one of the server.
+func colorOf(r slog.Record) string {
+	if r.Level >= slog.LevelWarn {
+		return "\x1b[31m"
+	}
+	c := ""
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != "dir" {
+			return true
+		}
+		c = "\x1b[32m"
+		if a.Value.String() == dirName(ToServer) {
+			c = "\x1b[36m"
+		}
+		return false
+	})
+	return c
 }
 
 func (h *TextHandler) WithAttrs([]slog.Attr) slog.Handler { return h }

@@ -44,32 +44,71 @@ async function load() {
   const embedded = document.getElementById("mcpmock-data");
   if (embedded) return JSON.parse(embedded.textContent);
   const list = await (await fetch("api/cassettes")).json();
-  state.live = list.length > 0 && list[0].live;
+  state.live = list.filter((c) => c.live).length; // the live ones come first
   return Promise.all(list.map(async (c) => (await fetch("api/cassettes/" + c.index)).json()));
 }
 
-// follow keeps a live view up to date: the server says when messages came,
-// the page fetches the model again and draws it where the reader is.
+// follow keeps a live view up to date: the server says how many messages
+// each cassette has now, the page fetches again those that changed (and
+// the list, when cassettes came) and draws them where the reader is.
 function follow() {
   const events = new EventSource("api/events");
-  let fetching = false;
-  events.addEventListener("messages", async (ev) => {
-    if (fetching || Number(ev.data) === state.docs[0].messages.length) return;
+  let fetching = false, again = false;
+  const update = async (counts) => {
+    if (fetching) { again = counts; return; }
     fetching = true;
     try {
-      const doc = await (await fetch("api/cassettes/0")).json();
+      if (counts.length !== state.docs.length) {
+        state.docs.length = counts.length;
+        const list = await (await fetch("api/cassettes")).json();
+        state.live = list.filter((c) => c.live).length;
+      }
+      const changed = counts.map((n, i) => (!state.docs[i] || state.docs[i].messages.length !== n) ? i : -1).filter((i) => i >= 0);
+      if (!changed.length) return;
+      const docs = await Promise.all(changed.map(async (i) => (await fetch("api/cassettes/" + i)).json()));
       const scroll = state.diagrams.map((d) => d.scroll.scrollTop);
       const atEnd = state.diagrams.map((d) => d.scroll.scrollTop + d.scroll.clientHeight >= d.scroll.scrollHeight - 2 * ROW);
       const selected = state.selected;
-      state.docs[0] = doc;
+      const selectedAt = selected ? state.docs.indexOf(selected.doc) : -1;
+      changed.forEach((i, k) => { state.docs[i] = docs[k]; });
       draw();
       state.diagrams.forEach((d, i) => { d.scroll.scrollTop = atEnd[i] ? d.scroll.scrollHeight : scroll[i]; d.render(true); });
-      if (selected && selected.doc && selected.seq < doc.messages.length) select(doc, selected.seq);
-      document.body.dataset.messages = String(doc.messages.length);
+      if (selectedAt >= 0 && state.docs[selectedAt] && selected.seq < state.docs[selectedAt].messages.length) select(state.docs[selectedAt], selected.seq);
+      document.body.dataset.messages = String(state.docs[0].messages.length);
     } finally {
       fetching = false;
+      if (again) { const c = again; again = false; update(c); }
     }
-  });
+  };
+  events.addEventListener("messages", (ev) => update(JSON.parse(ev.data)));
+}
+
+// recordedOf is the cassette that holds the recorded interactions a
+// replay of doc answered from: the one its replay names, or doc itself.
+function recordedOf(doc) {
+  const name = doc.replay && doc.replay.recorded;
+  return (name && state.docs.find((d) => d && d.name === name)) || doc;
+}
+
+// unusedOf is the set of interactions of doc that a replay (of doc, or a
+// live one beside it) says no client used.
+function unusedOf(doc) {
+  const out = new Set();
+  for (const d of state.docs) {
+    if (d && d.replay && recordedOf(d) === doc) for (const u of d.replay.unused) out.add(u.interaction);
+  }
+  return out;
+}
+
+// outcomeText says what a replay made of a request.
+function outcomeText(m) {
+  switch (m.outcome) {
+    case "matched": return "answered by recorded #" + m.answered;
+    case "repeated": return "answered again by recorded #" + m.answered;
+    case "scripted": return m.answered ? "scripted, on the answer of recorded #" + m.answered : "scripted";
+    case "missed": return "missed: no recorded interaction matched";
+  }
+  return "";
 }
 
 // label is the text of a message's arrow.
@@ -77,12 +116,15 @@ function label(m) {
   const parts = [];
   if (m.id) parts.push(m.id);
   if (m.kind === "raw") parts.push("(not JSON-RPC)");
+  else if (m.kind === "note") return "mcpmock " + (m.level === "INFO" ? "" : m.level.toLowerCase() + ": ") + m.summary;
+  else if (m.kind === "miss") return "✗ missed " + m.method + (m.tool ? " " + m.tool : "") + " (not in the cassette)";
   else if (m.kind === "response" || m.kind === "error") parts.push(m.method ? "↩ " + m.method : "↩");
   else parts.push(m.method);
   if (m.tool) parts.push(m.tool);
   if (m.error) parts.push("✗ " + m.error);
   else if (m.summary) parts.push(m.summary);
-  if (m.note) parts.push("[" + m.note + "]");
+  if (m.outcome) parts.push("[" + (m.outcome === "missed" ? "✗ missed" : m.outcome + (m.answered ? " #" + m.answered : "")) + "]");
+  else if (m.note) parts.push("[" + m.note + "]");
   return parts.join(" ");
 }
 
@@ -91,7 +133,7 @@ function matches(m) {
   if (f.method && m.method !== f.method) return false;
   if (f.tool && m.tool !== f.tool) return false;
   if (f.dir && m.from !== f.dir) return false;
-  if (f.errors && !(m.kind === "error" || m.isError)) return false;
+  if (f.errors && !(m.kind === "error" || m.isError || m.outcome === "missed" || (m.kind === "note" && m.level !== "INFO"))) return false;
   if (f.search) {
     const hay = (label(m) + " " + (m.raw || "") + " " + (m.json ? JSON.stringify(m.json) : "")).toLowerCase();
     if (!hay.includes(f.search)) return false;
@@ -114,6 +156,7 @@ class Diagram {
     this.root.append(this.scroll);
     this.scroll.addEventListener("scroll", () => this.render());
     this.rowsBySeq = new Map();
+    this.unused = unusedOf(doc);
     this.relayout();
   }
 
@@ -178,15 +221,44 @@ class Diagram {
   row(m) {
     const cls = ["row", "from-" + m.from, "kind-" + m.kind];
     if (m.isError) cls.push("tool-error");
+    if (m.by) cls.push("by-" + m.by);
+    if (m.outcome) cls.push("outcome-" + m.outcome);
+    if (m.outcome === "missed") cls.push("miss");
+    if (m.level) cls.push("level-" + String(m.level).toLowerCase());
+    if (this.unused.has(m.interaction) && m.from === "client" && m.kind === "request") cls.push("unused");
     const lane = el("div", { class: "lane" });
     const line = svg("svg", { preserveAspectRatio: "none" });
     // The lanes: client at 1/6, mcpmock at 1/2, server at 5/6 of the width.
-    const [x1, x2] = m.from === "client" ? ["16.7%", "83.3%"] : ["83.3%", "16.7%"];
-    line.append(svg("line", { x1, x2, y1: "70%", y2: "70%" }));
-    const head = m.from === "client" ? "▶" : "◀";
-    lane.append(line, el("span", { class: "label" }, el("span", { class: "mark" }, m.from === "client" ? "" : head + " "), label(m), m.from === "client" ? " " + head : ""));
+    const X = { client: 16.7, mcpmock: 50, server: 83.3 };
+    let from = m.by === "mcpmock" ? "mcpmock" : m.from;
+    let to = m.from === "client" ? "server" : "client";
+    if (m.from === "client" && (m.outcome === "missed" || m.outcome === "scripted")) to = "mcpmock";
+    if (m.from === "client" && m.kind !== "request" && m.kind !== "notification" && this.doc.messages[m.pair] && this.doc.messages[m.pair].by === "mcpmock") to = "mcpmock";
+    if (m.from === "mcpmock") {
+      // A note or a miss of mcpmock's own: a mark on its lane.
+      line.append(svg("circle", { cx: "50%", cy: "55%", r: 5 }));
+      lane.append(line, el("span", { class: "label" }, label(m)));
+    } else {
+      line.append(svg("line", { x1: X[from] + "%", x2: X[to] + "%", y1: "70%", y2: "70%" }));
+      lane.append(line, el("span", { class: "label" }, label(m)));
+    }
+    const labelEl = lane.lastChild;
+    if (m.from !== "mcpmock") {
+      // Over the arrow; an arrow to or from mcpmock's lane (half the
+      // width) lends its label the other half.
+      const left = Math.min(X[from], X[to]), right = Math.max(X[from], X[to]);
+      const short = right - left < 50;
+      labelEl.style.left = left + 0.5 + "%";
+      labelEl.style.right = (short ? 1 : 100 - right + 0.5) + "%";
+      labelEl.style.textAlign = X[to] > X[from] || short ? "left" : "right";
+    }
     const when = state.axis === "time" && m.atMs > 0 ? m.atMs.toFixed(1) + " ms" : "#" + (m.seq + 1);
-    const row = el("div", { class: cls.join(" "), "data-seq": String(m.seq), title: label(m) }, el("span", { class: "when" }, when), lane);
+    const attrs = { class: cls.join(" "), "data-seq": String(m.seq), title: label(m) };
+    if (m.session > 0 && this.doc.sessions[m.session] && this.doc.sessions[m.session].first === m.seq) {
+      attrs.class += " session-start";
+      attrs["data-session"] = String(m.session + 1);
+    }
+    const row = el("div", attrs, el("span", { class: "when" }, when), lane);
     row.addEventListener("click", () => select(this.doc, m.seq));
     row.addEventListener("mouseenter", () => this.pair(m.pair, true));
     row.addEventListener("mouseleave", () => this.pair(m.pair, false));
@@ -269,38 +341,219 @@ function contentBlocks(content) {
   return out;
 }
 
+// link is a button that selects message seq of doc.
+function link(doc, seq, text) {
+  const b = el("button", { type: "button", class: "link" }, text);
+  b.addEventListener("click", (ev) => { ev.stopPropagation(); show(doc, seq); });
+  return b;
+}
+
+// show selects message seq of doc, drawing doc first when it is not, and
+// scrolls to it.
+function show(doc, seq) {
+  let d = state.diagrams.find((x) => x.doc === doc);
+  if (!d) {
+    const i = state.docs.indexOf(doc);
+    if (i < 0) return;
+    if (state.docs.length > 1 && state.shown.length === 1 && state.docs[state.shown[0]] !== doc) {
+      state.split = true;
+      document.getElementById("split").checked = true;
+      state.shown = [state.shown[0], i];
+    } else state.shown = [i];
+    draw();
+    d = state.diagrams.find((x) => x.doc === doc);
+  }
+  if (d) {
+    const k = d.items.findIndex((m) => m.seq === seq);
+    if (k >= 0 && (d.y[k] < d.scroll.scrollTop || d.y[k] > d.scroll.scrollTop + d.scroll.clientHeight - ROW)) {
+      d.scroll.scrollTop = Math.max(0, d.y[k] - d.scroll.clientHeight / 2);
+      d.render(true);
+    }
+  }
+  select(doc, seq);
+}
+
+// indexOf is what select needs to know of a cassette, made once per
+// model: whether it has timing, the notes about each message, the first
+// message and the HTTP facts of each interaction.
+const indexes = new WeakMap();
+function indexOf(doc) {
+  let ix = indexes.get(doc);
+  if (ix) return ix;
+  ix = { timed: false, notes: new Map(), first: new Map(), http: new Map() };
+  for (const m of doc.messages) {
+    if (m.atMs > 0) ix.timed = true;
+    if (m.kind === "note" && m.pair >= 0) {
+      if (!ix.notes.has(m.pair)) ix.notes.set(m.pair, []);
+      ix.notes.get(m.pair).push(m);
+    }
+    if (m.interaction > 0 && !ix.first.has(m.interaction)) ix.first.set(m.interaction, m.seq);
+    if (m.interaction > 0 && m.http && !ix.http.has(m.interaction)) ix.http.set(m.interaction, m.http);
+  }
+  indexes.set(doc, ix);
+  return ix;
+}
+
+// interactionSeq is the Seq of the first message of interaction n of doc.
+function interactionSeq(doc, n) {
+  const seq = indexOf(doc).first.get(n);
+  return seq === undefined ? -1 : seq;
+}
+
+// diffBlock shows a diff (-recorded +live) with its lines marked.
+function diffBlock(text) {
+  const pre = el("pre", { class: "diff" });
+  for (const line of String(text).split("\n")) {
+    const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "";
+    pre.append(el("span", cls ? { class: cls } : {}, line), "\n");
+  }
+  return pre;
+}
+
+// missBlock explains a miss: the message, each candidate's differences
+// and diff.
+function missBlock(doc, miss) {
+  const box = el("div", { class: "outcome missed" });
+  box.append(el("strong", {}, "missed: " + miss.method + (miss.tool ? " " + miss.tool : "")));
+  if (miss.message) box.append(el("p", {}, miss.message));
+  const recorded = recordedOf(doc);
+  for (const c of miss.candidates || []) {
+    const seq = interactionSeq(recorded, c.interaction);
+    const head = el("p", {}, "closest: recorded interaction #" + c.interaction + (c.tool ? " (" + c.tool + ")" : "") + " ");
+    if (seq >= 0) head.append(link(recorded, seq, "show it"));
+    box.append(head);
+    if (c.differences && c.differences.length) {
+      const ul = el("ul", {});
+      for (const d of c.differences) ul.append(el("li", {}, d));
+      box.append(ul);
+    }
+    if (c.diff) box.append(diffBlock(c.diff));
+  }
+  if (!(miss.candidates || []).length && miss.explanation) box.append(el("pre", { class: "diff" }, miss.explanation));
+  return box;
+}
+
+// toolList shows the tools of one list with their schemas; the tools
+// added or changed since the list before are marked, and the removed ones
+// are named.
+function toolList(list) {
+  const ul = el("ul", { class: "tools" });
+  const added = new Set(list.added || []), changed = new Set(list.changed || []);
+  for (const t of list.tools) {
+    const cls = added.has(t.name) ? "added" : changed.has(t.name) ? "changed" : "";
+    const li = el("li", cls ? { class: cls } : {}, el("strong", {}, t.name), cls ? el("span", { class: "badge" }, cls) : null,
+      t.description ? el("div", {}, t.description) : null);
+    for (const k of ["annotations", "inputSchema", "outputSchema"]) {
+      if (t[k]) li.append(el("div", { class: "json" }, jsonTree(t[k], k, 2)));
+    }
+    ul.append(li);
+  }
+  for (const name of list.removed || []) ul.append(el("li", { class: "removed" }, el("strong", {}, name), el("span", { class: "badge" }, "removed")));
+  return ul;
+}
+
+function listHead(doc, list) {
+  const p = el("p", { class: "changes" }, "listed in ", link(doc, list.seq, "#" + (list.seq + 1)), " (session " + (list.session + 1) + "): " + list.tools.length + " tools");
+  if (list.added) p.append("; added " + list.added.join(", "));
+  if (list.removed) p.append("; removed " + list.removed.join(", "));
+  if (list.changed) p.append("; changed " + list.changed.join(", "));
+  return p;
+}
+
+// contentOf gathers the content blocks of a message: of a tool result, of
+// sampling and prompt messages, and the contents of resources/read.
+function contentOf(json) {
+  const out = [];
+  if (!json || typeof json !== "object") return out;
+  for (const part of [json.result, json.params]) {
+    if (!part || typeof part !== "object") continue;
+    if (Array.isArray(part.content)) out.push(...part.content);
+    else if (part.content && typeof part.content === "object") out.push(part.content);
+    if (Array.isArray(part.messages)) {
+      for (const msg of part.messages) {
+        if (!msg || typeof msg !== "object") continue;
+        const c = msg.content;
+        if (Array.isArray(c)) out.push(...c);
+        else if (c && typeof c === "object") out.push(c);
+      }
+    }
+    if (Array.isArray(part.contents)) for (const r of part.contents) out.push({ type: "resource", resource: r });
+  }
+  return out;
+}
+
 function select(doc, seq) {
   state.selected = { doc, seq };
   for (const d of state.diagrams) d.mark();
   const m = doc.messages[seq];
   const details = document.getElementById("details");
   const rows = [
-    ["message", "#" + (m.seq + 1) + " of " + doc.messages.length + ", interaction " + m.interaction + ", session " + (m.session + 1)],
-    ["from", m.from], ["kind", m.kind], ["id", m.id], ["method", m.method], ["tool", m.tool],
-    ["recorded at", m.atMs ? m.atMs + " ms" : "0 (recorded without timing)"], ["batch", m.batch],
+    ["message", "#" + (m.seq + 1) + " of " + doc.messages.length + (m.interaction ? ", interaction " + m.interaction : "") + ", session " + (m.session + 1)],
+    ["from", m.from + (m.by ? " (answered by " + m.by + " itself)" : "")], ["kind", m.kind], ["id", m.id], ["method", m.method], ["tool", m.tool],
+    ["batch", m.batch],
   ];
-  if (m.pair >= 0) rows.push([m.kind === "request" ? "answered by" : "answers", "#" + (m.pair + 1)]);
+  const at = (ms) => (Math.round(ms * 1000) / 1000) + " ms";
+  if (m.from !== "mcpmock") rows.push([state.docs.indexOf(doc) < (state.live || 0) ? "at" : "recorded at", m.atMs ? at(m.atMs) : indexOf(doc).timed ? "0 ms" : "no timing recorded"]);
+  const pair = m.pair >= 0 ? doc.messages[m.pair] : null;
+  if (pair && m.kind !== "note" && m.kind === "request" && pair.atMs > 0 && m.atMs >= 0 && pair.atMs >= m.atMs && (m.atMs > 0 || pair.atMs > 0)) rows.push(["latency", (pair.atMs - m.atMs).toFixed(1) + " ms (recorded)"]);
   const table = el("table", {});
   for (const [k, v] of rows) if (v !== undefined && v !== "" && v !== 0) table.append(el("tr", {}, el("th", {}, k), el("td", {}, String(v))));
-  const parts = [el("h2", {}, label(m)), table];
-  if (m.note) parts.push(el("p", {}, "mcpmock: " + m.note));
-  if (m.error) parts.push(el("p", { class: "error-text" }, (m.kind === "error" ? "protocol error: " : "tool error: ") + m.error));
-  if (m.http) {
-    const h = m.http, t = el("table", {});
-    for (const [k, v] of [["url", h.url], ["status", h.status], ["form", h.form], ["stream", h.stream], ["event ids", (h.eventIds || []).join(", ")]]) {
+  if (pair) {
+    const k = m.kind === "note" ? "about" : m.kind === "request" ? "answered by" : "answers";
+    table.append(el("tr", {}, el("th", {}, k), el("td", {}, link(doc, pair.seq, "#" + (pair.seq + 1) + " " + clip(label(pair), 90)))));
+  }
+  const parts = [el("h2", {}, clip(label(m), 200)), table];
+  for (const n of indexOf(doc).notes.get(m.seq) || []) {
+    if (!(m.outcome === "missed" && n.note === m.explanation)) parts.push(el("p", { class: "outcome" + (n.level === "INFO" ? "" : " missed") }, "mcpmock: " + firstLineOf(n.note) + " ", link(doc, n.seq, "#" + (n.seq + 1))));
+  }
+  if (m.kind === "note") parts.push(el("pre", { class: "diff" }, m.note));
+  else if (m.outcome && m.outcome !== "missed") {
+    const box = el("div", { class: "outcome" }, outcomeText(m));
+    const recorded = recordedOf(doc), at = m.answered ? interactionSeq(recorded, m.answered) : -1;
+    if (at >= 0 && recorded !== doc) box.append(" ", link(recorded, at, "show it in " + recorded.name));
+    if (m.note) box.append(el("div", { class: "hint" }, "[" + m.note + "]"));
+    parts.push(box);
+  } else if (m.note && m.outcome !== "missed") parts.push(el("p", {}, "mcpmock: " + m.note));
+  if (m.outcome === "missed") {
+    const miss = (doc.replay && doc.replay.misses.find((x) => x.seq === m.seq)) || { method: m.method, tool: m.tool, message: m.error, explanation: m.explanation, candidates: [] };
+    parts.push(missBlock(doc, miss));
+    if (m.explanation && (miss.candidates || []).length) parts.push(el("details", {}, el("summary", {}, "mcpmock's explanation, as logged"), el("pre", { class: "diff" }, m.explanation)));
+  }
+  if (m.error && m.kind !== "miss") parts.push(el("p", { class: "error-text" }, (m.kind === "error" ? "protocol error: " : "tool error: ") + m.error));
+  if (m.listChange) {
+    const before = doc.tools[m.listChange.before], after = doc.tools[m.listChange.after];
+    parts.push(el("h2", {}, "tools before the change"), before ? listHead(doc, before) : el("p", { class: "hint" }, "no tools/list before it in this session"));
+    if (before) parts.push(toolList({ tools: before.tools }));
+    parts.push(el("h2", {}, "tools after the change"), after ? listHead(doc, after) : el("p", { class: "hint" }, "no tools/list after it in this session"));
+    if (after) parts.push(toolList(after));
+  }
+  const list = doc.tools.find((l) => l.seq === m.seq);
+  if (list) parts.push(el("h2", {}, "tools"), listHead(doc, list), toolList(list));
+  // The HTTP facts are the interaction's: on its request.
+  const http = m.http || indexOf(doc).http.get(m.interaction);
+  if (http) {
+    const h = http, t = el("table", {});
+    for (const [k, v] of [["url", h.url], ["status", h.status], ["form", h.form], ["stream", h.stream], ["event ids", (h.eventIds || []).join(", ")], ["body", h.body]]) {
       if (v) t.append(el("tr", {}, el("th", {}, k), el("td", {}, String(v))));
     }
     for (const [name, headers] of [["request header", h.requestHeaders], ["response header", h.responseHeaders]]) {
-      for (const [k, v] of Object.entries(headers || {})) t.append(el("tr", {}, el("th", {}, name), el("td", {}, k + ": " + v)));
+      for (const [k, v] of Object.entries(headers || {})) t.append(el("tr", {}, el("th", {}, name), el("td", {}, k + ": " + (Array.isArray(v) ? v.join(", ") : String(v)))));
     }
     parts.push(el("h2", {}, "HTTP"), t);
   }
-  const result = m.json && m.json.result;
-  const content = (result && Array.isArray(result.content) && result.content) || (m.json && m.json.params && Array.isArray(m.json.params.content) && m.json.params.content);
-  if (content) parts.push(el("h2", {}, "content"), contentBlocks(content));
-  parts.push(el("h2", {}, m.kind === "raw" ? "line" : "message"));
-  parts.push(m.kind === "raw" ? el("pre", { class: "json" }, m.raw) : el("div", { class: "json" }, jsonTree(m.json, undefined, 0)));
+  const content = contentOf(m.json);
+  if (content.length) parts.push(el("h2", {}, "content"), contentBlocks(content));
+  if (m.kind === "raw") parts.push(el("h2", {}, "line"), el("pre", { class: "json" }, m.raw));
+  else if (m.json) parts.push(el("h2", {}, "message"), el("div", { class: "json" }, jsonTree(m.json, undefined, 0)));
   details.replaceChildren(...parts);
+}
+
+function clip(s, n) {
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}
+
+function firstLineOf(s) {
+  return String(s || "").split("\n")[0];
 }
 
 function showTools() {
@@ -310,21 +563,41 @@ function showTools() {
     const doc = state.docs[i];
     parts.push(el("h2", {}, "tools of " + doc.name));
     if (!doc.tools.length) parts.push(el("p", { class: "hint" }, "no tools/list result in this cassette"));
-    for (const list of doc.tools) {
-      const head = el("p", { class: "changes" }, "listed in #" + (list.seq + 1) + " (session " + (list.session + 1) + "): " + list.tools.length + " tools");
-      if (list.added) head.append(el("span", {}, "; added " + list.added.join(", ")));
-      if (list.removed) head.append(el("span", {}, "; removed " + list.removed.join(", ")));
-      const ul = el("ul", { class: "tools" });
-      for (const t of list.tools) {
-        const li = el("li", {}, el("strong", {}, t.name), t.description ? el("div", {}, t.description) : null);
-        for (const k of ["annotations", "inputSchema", "outputSchema"]) {
-          if (t[k]) li.append(el("div", { class: "json" }, jsonTree(t[k], k, 2)));
-        }
-        ul.append(li);
-      }
-      parts.push(head, ul);
+    for (const list of doc.tools) parts.push(listHead(doc, list), toolList(list));
+  }
+  details.replaceChildren(...parts);
+}
+
+// showReplay shows what each replay made of its cassette: the misses
+// with their explanations, the recorded requests no client used, the
+// scripted faults.
+function showReplay() {
+  const details = document.getElementById("details");
+  const parts = [];
+  for (const doc of state.docs) {
+    if (!doc || !doc.replay) continue;
+    const r = doc.replay, recorded = recordedOf(doc);
+    parts.push(el("h2", {}, "replay of " + recorded.name + (r.report ? " (report " + r.report + ")" : " (live)")));
+    parts.push(el("p", {}, r.misses.length + " missed, " + r.unused.length + " recorded requests unused" + (r.report ? "" : " so far")));
+    const misses = el("ul", { class: "panel-list" });
+    for (const miss of r.misses) {
+      const li = el("li", {}, link(doc, miss.seq, "#" + (miss.seq + 1)), " " + miss.method + (miss.tool ? " " + miss.tool : "") + ": " + (miss.message || "no match"));
+      misses.append(li);
+    }
+    if (r.misses.length) parts.push(el("h3", {}, "misses"), misses);
+    const unused = el("ul", { class: "panel-list" });
+    for (const u of r.unused) {
+      const seq = interactionSeq(recorded, u.interaction);
+      unused.append(el("li", {}, seq >= 0 ? link(recorded, seq, "#" + u.interaction) : "#" + u.interaction, " " + u.method + (u.tool ? " " + u.tool : "")));
+    }
+    if (r.unused.length) parts.push(el("h3", {}, "recorded requests no client used"), unused);
+    if (r.faults && r.faults.length) {
+      const faults = el("ul", { class: "panel-list" });
+      for (const f of r.faults) faults.append(el("li", {}, f.method + (f.tool ? " " + f.tool : "") + " (" + f.source + "): fired " + f.fired + " times"));
+      parts.push(el("h3", {}, "scripted faults"), faults);
     }
   }
+  if (!parts.length) parts.push(el("p", { class: "hint" }, "no replay: this page shows recordings only"));
   details.replaceChildren(...parts);
 }
 
@@ -342,7 +615,8 @@ function draw() {
   for (const d of state.diagrams) d.render(true);
   const nav = document.getElementById("cassettes");
   nav.replaceChildren(...state.docs.map((d, i) => {
-    const b = el("button", { type: "button", class: shown.includes(i) ? "current" : "" }, d.name + " (" + d.messages.length + ")");
+    const live = i < (state.live || 0);
+    const b = el("button", { type: "button", class: (shown.includes(i) ? "current" : "") + (live ? " live" : "") }, (live ? "● live: " : "") + d.name + " (" + d.messages.length + ")");
     b.addEventListener("click", () => {
       state.shown = state.split ? [shown[1] ?? i, i].filter((x, k, a) => a.indexOf(x) === k) : [i];
       if (state.split && state.shown.length < 2) state.shown = [i];
@@ -350,6 +624,7 @@ function draw() {
     });
     return b;
   }));
+  document.getElementById("replay-button").hidden = !state.docs.some((d) => d && d.replay);
   const methods = new Set(), tools = new Set();
   for (const i of shown) for (const m of state.docs[i].messages) {
     if (m.method) methods.add(m.method);
@@ -375,6 +650,7 @@ function bind() {
   on("axis", "change", (e) => { state.axis = e.target.value; relayout(); });
   on("split", "change", (e) => { state.split = e.target.checked; draw(); });
   on("tools-button", "click", showTools);
+  on("replay-button", "click", showReplay);
 }
 
 load().then((docs) => {
