@@ -30,6 +30,8 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 		return e.cassetteRedact(args[1:])
 	case "verify":
 		return e.cassetteVerify(ctx, args[1:])
+	case "diff":
+		return e.cassetteDiff(args[1:])
 	}
 	return usagef("unknown cassette subcommand %q (want lint, show, redact or verify)", args[0])
 }
@@ -41,6 +43,7 @@ Usage:
   mcpmock cassette show [flags] CASSETTE                   print a cassette as a timeline
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE [flags] -- COMMAND   the drift check against the live server (or --upstream URL)
+  mcpmock cassette diff [--json] [--breaking] OLD NEW      what changed between two cassettes (exit 1 if anything did)
 
 Run 'mcpmock cassette SUBCOMMAND --help' for the flags and examples of one.
 `
