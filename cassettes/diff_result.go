@@ -21,26 +21,23 @@ type resultChange struct {
 	text       string
 }
 
-// toolCall compares two tools/call results: isError, the types of the
-// content blocks in order, then structuredContent and any other member as
-// JSON values. Within content blocks of unchanged types only values differ
+// toolCall compares two tools/call results: isError (when it changed,
+// that alone is the change), the types of the content blocks in order,
+// then structuredContent and any other member as JSON values. Within content blocks of unchanged types only values differ
 // (the specification fixes each block type's members).
 func (r *resultDiff) toolCall(a, b map[string]any) {
 	errA, errB := a["isError"] == true, b["isError"] == true
-	content := b["content"]
-	if errA != errB {
-		// The text of a tool error is not the text of a result: say
-		// the flip alone.
-		delete(a, "content")
-		delete(b, "content")
-	}
 	switch {
 	case !errA && errB:
+		// The result became an error: that is the change, whatever else
+		// differs (the text of an error is not the text of a result).
 		r.breaking = append(r.breaking, resultChange{kind: KindToolError, path: "isError", old: a["isError"], new: true,
-			text: "now a tool error: " + textOfContent(content)})
+			text: "now a tool error: " + textOfContent(b["content"])})
+		return
 	case errA && !errB:
 		r.other = append(r.other, resultChange{kind: KindToolError, path: "isError", old: true, new: b["isError"],
 			text: "no longer a tool error"})
+		return
 	}
 	ta, tb := blockTypes(a["content"]), blockTypes(b["content"])
 	if strings.Join(ta, ",") != strings.Join(tb, ",") {

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "record the cassettes of testdata/diff again and rewrite the golden outputs of cassette diff")
+
+// diffRecordings are the cassettes of testdata/diff: real recordings of the
+// peer server (testdata/diff/peer) through mcpmock record, made by a go-sdk
+// client that calls the steps in order.
+var diffRecordings = []struct {
+	name, variant string
+	steps         []string
+}{
+	{"base", "base", []string{"list", "weather", "add", "echo"}},
+	{"required", "required", []string{"list", "weather", "add", "echo"}},
+	{"description", "description", []string{"list", "weather", "add", "echo"}},
+	{"reordered", "base", []string{"echo", "add", "list", "weather"}},
+}
+
+// TestCassetteDiffRecordings makes the cassettes of testdata/diff again,
+// by recording the peer server, and checks that they are the committed ones
+// (the day of the recording aside): the golden diffs are of real
+// recordings, not of hand-written files. -update writes them.
+func TestCassetteDiffRecordings(t *testing.T) {
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "diffpeer"), "./testdata/diff/peer")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/diff/peer: %v\n%s", err, out)
+	}
+	for _, r := range diffRecordings {
+		t.Run(r.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), r.name+".json")
+			recordDiffPeer(t, dir, path, r.variant, r.steps)
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "diff", r.name+".json")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestCassetteDiffRecordings -update)", err)
+			}
+			if diff := cmp.Diff(stableDay(want), stableDay(got)); diff != "" {
+				t.Errorf("recording %s again gives another cassette than %s (-committed +recorded):\n%s", r.name, golden, diff)
+			}
+		})
+	}
+}
+
+// recordedAt is the day of a recording: the one line of a cassette that
+// recording it again another day changes.
+var recordedAt = regexp.MustCompile(`"recordedAt": "[^"]*"`)
+
+func stableDay(b []byte) string {
+	return recordedAt.ReplaceAllString(string(b), `"recordedAt": "DAY"`)
+}
+
+// recordDiffPeer records the peer server of the given variant into path
+// through mcpmock record, the peer found on $PATH in dir (so the cassette's
+// meta.server is the same wherever the test runs), with a go-sdk client
+// doing the steps.
+func recordDiffPeer(t *testing.T, dir, path, variant string, steps []string) {
+	t.Helper()
+	p := startWith(t, func(cmd *exec.Cmd) {
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}, "record", "--quiet", "-c", path, "--", "diffpeer", variant)
+	ctx := testContext(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "diff-client", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, p.stderr)
+	}
+	for _, step := range steps {
+		var err error
+		switch step {
+		case "list":
+			n := 0
+			for _, err = range cs.Tools(ctx, nil) {
+				if err != nil {
+					break
+				}
+				n++
+			}
+			if err == nil && n != 3 {
+				t.Errorf("tools/list: %d tools, want 3", n)
+			}
+		case "weather":
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_weather", Arguments: map[string]any{"location": "Paris"}})
+		case "add":
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+		case "echo":
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", step, err, p.stderr)
+		}
+	}
+	cs.Close()
+	if s := p.wait(t); s != 0 {
+		t.Fatalf("record exited %d:\n%s", s, p.stderr)
+	}
+}
+
+// TestCassetteDiffGolden diffs the base recording of testdata/diff with the
+// others and compares the output, human and --json, and the exit status
+// with the golden files: a required argument added breaks a client (exit 1
+// with and without --breaking), a changed description does not (exit 0
+// with --breaking), the same calls in another order are no change.
+func TestCassetteDiffGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		status         int // without --breaking
+		breakingStatus int
+	}{
+		{"required", 1, 1},
+		{"description", 1, 0},
+		{"reordered", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, new := filepath.Join("testdata", "diff", "base.json"), filepath.Join("testdata", "diff", tc.name+".json")
+			for _, form := range []struct {
+				flags  []string
+				golden string
+				status int
+			}{
+				{nil, tc.name + ".txt", tc.status},
+				{[]string{"--json"}, tc.name + ".diff.json", tc.status},
+				{[]string{"--breaking"}, "", tc.breakingStatus},
+			} {
+				var stdout, stderr syncBuffer
+				err := run(testContext(t), append(append([]string{"cassette", "diff"}, form.flags...), old, new), strings.NewReader(""), &stdout, &stderr)
+				if got := exitCode(err, &stderr); got != form.status {
+					t.Errorf("cassette diff %v exited %d, want %d:\n%s%s", form.flags, got, form.status, &stdout, &stderr)
+				}
+				if stderr.String() != "" {
+					t.Errorf("cassette diff %v wrote to stderr:\n%s", form.flags, &stderr)
+				}
+				if form.golden == "" {
+					continue
+				}
+				golden := filepath.Join("testdata", "diff", form.golden)
+				if *update {
+					if err := os.WriteFile(golden, []byte(stdout.String()), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test -run TestCassetteDiffGolden -update)", err)
+				}
+				if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+					t.Errorf("cassette diff %v differs from %s (-want +got):\n%s", form.flags, golden, diff)
+				}
+			}
+		})
+	}
+	// What the golden files must say, whatever -update wrote.
+	for name, want := range map[string][]string{
+		"required.txt":    {`BREAKING: tool get_weather: argument "country" is now required (new, of type "string")`, "BREAKING: interaction"},
+		"description.txt": {"changed: tool get_weather: the description changed from"},
+		"reordered.txt":   {},
+	} {
+		got, err := os.ReadFile(filepath.Join("testdata", "diff", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !bytes.Contains(got, []byte(w)) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+		if len(want) == 0 && len(got) != 0 {
+			t.Errorf("%s is not empty:\n%s", name, got)
+		}
+		if name == "description.txt" && bytes.Contains(got, []byte("BREAKING")) {
+			t.Errorf("a changed description is breaking:\n%s", got)
+		}
+	}
+}
