@@ -99,9 +99,10 @@ func typeSet(schema map[string]any) []string {
 	return nil
 }
 
-// allows reports whether the type set outer allows every value of inner
-// (nil allows everything; "number" allows "integer").
-func allows(outer, inner []string) bool {
+// covers reports whether the set outer holds every value of inner (nil
+// holds everything: a schema without "type" or "enum"); for types,
+// "number" holds "integer".
+func covers(outer, inner []string) bool {
 	if outer == nil {
 		return true
 	}
@@ -118,12 +119,12 @@ func allows(outer, inner []string) bool {
 
 func (s *schemaDiff) types(path string, a, b map[string]any) {
 	ta, tb := typeSet(a), typeSet(b)
-	if allows(ta, tb) && allows(tb, ta) {
+	if covers(ta, tb) && covers(tb, ta) {
 		return
 	}
-	breaking := !allows(tb, ta) // the client sends what b refuses
+	breaking := !covers(tb, ta) // the client sends what b refuses
 	if !s.input {
-		breaking = !allows(ta, tb) // the client receives what a ruled out
+		breaking = !covers(ta, tb) // the client receives what a ruled out
 	}
 	s.add(breaking, KindType, path, a["type"], b["type"], "%s changed type from %s to %s", s.subject(path), typeText(a), typeText(b))
 }
@@ -155,31 +156,14 @@ func enumSet(schema map[string]any) []string {
 	return out
 }
 
-// within reports whether the enum inner only holds values of outer (nil:
-// any value).
-func within(inner, outer []string) bool {
-	if outer == nil {
-		return true
-	}
-	if inner == nil {
-		return false
-	}
-	for _, v := range inner {
-		if !slices.Contains(outer, v) {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *schemaDiff) enums(path string, a, b map[string]any) {
 	ea, eb := enumSet(a), enumSet(b)
-	if within(ea, eb) && within(eb, ea) {
+	if covers(ea, eb) && covers(eb, ea) {
 		return
 	}
-	breaking := !within(ea, eb)
+	breaking := !covers(eb, ea)
 	if !s.input {
-		breaking = !within(eb, ea)
+		breaking = !covers(ea, eb)
 	}
 	show := func(e []string) string {
 		if e == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"os/exec"
@@ -10,8 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpmock/mcpmock/cassettes"
+
 	"github.com/google/go-cmp/cmp"
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 )
 
 var update = flag.Bool("update", false, "record the cassettes of testdata/diff again and rewrite the golden outputs of cassette diff")
@@ -20,13 +27,14 @@ var update = flag.Bool("update", false, "record the cassettes of testdata/diff a
 // peer server (testdata/diff/peer) through mcpmock record, made by a go-sdk
 // client that calls the steps in order.
 var diffRecordings = []struct {
-	name, variant string
-	steps         []string
+	name, variant, client string
+	steps                 []string
 }{
-	{"base", "base", []string{"list", "weather", "add", "echo"}},
-	{"required", "required", []string{"list", "weather", "add", "echo"}},
-	{"description", "description", []string{"list", "weather", "add", "echo"}},
-	{"reordered", "base", []string{"echo", "add", "list", "weather"}},
+	{"base", "base", "go-sdk", []string{"list", "weather", "add", "echo"}},
+	{"required", "required", "go-sdk", []string{"list", "weather", "add", "echo"}},
+	{"description", "description", "go-sdk", []string{"list", "weather", "add", "echo"}},
+	{"reordered", "base", "go-sdk", []string{"echo", "add", "list", "weather"}},
+	{"reordered-mcpgo", "base", "mcp-go", []string{"add", "list", "echo", "weather"}},
 }
 
 // TestCassetteDiffRecordings makes the cassettes of testdata/diff again,
@@ -42,7 +50,7 @@ func TestCassetteDiffRecordings(t *testing.T) {
 	for _, r := range diffRecordings {
 		t.Run(r.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), r.name+".json")
-			recordDiffPeer(t, dir, path, r.variant, r.steps)
+			recordDiffPeer(t, dir, path, r.variant, r.client, r.steps)
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -75,48 +83,118 @@ func stableDay(b []byte) string {
 
 // recordDiffPeer records the peer server of the given variant into path
 // through mcpmock record, the peer found on $PATH in dir (so the cassette's
-// meta.server is the same wherever the test runs), with a go-sdk client
-// doing the steps.
-func recordDiffPeer(t *testing.T, dir, path, variant string, steps []string) {
+// meta.server is the same wherever the test runs), with a go-sdk or mcp-go
+// client doing the steps.
+func recordDiffPeer(t *testing.T, dir, path, variant, client string, steps []string) {
 	t.Helper()
 	p := startWith(t, func(cmd *exec.Cmd) {
 		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}, "record", "--quiet", "-c", path, "--", "diffpeer", variant)
 	ctx := testContext(t)
-	client := mcp.NewClient(&mcp.Implementation{Name: "diff-client", Version: "1.0.0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+	var c diffClient
+	var err error
+	if client == "mcp-go" {
+		c, err = dialMCPGo(ctx, p)
+	} else {
+		c, err = dialGoSDK(ctx, p)
+	}
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, p.stderr)
+		t.Fatalf("%s client: %v\n%s", client, err, p.stderr)
 	}
+	args := map[string]map[string]any{"weather": {"location": "Paris"}, "add": {"a": 1, "b": 2}, "echo": {"text": "hi"}}
+	tools := map[string]string{"weather": "get_weather", "add": "add", "echo": "echo"}
 	for _, step := range steps {
-		var err error
-		switch step {
-		case "list":
-			n := 0
-			for _, err = range cs.Tools(ctx, nil) {
-				if err != nil {
-					break
-				}
-				n++
+		if step == "list" {
+			n, err := c.listTools(ctx)
+			if err != nil {
+				t.Fatalf("%s: tools/list: %v\n%s", client, err, p.stderr)
 			}
-			if err == nil && n != 3 {
-				t.Errorf("tools/list: %d tools, want 3", n)
+			if n != 3 {
+				t.Errorf("%s: tools/list: %d tools, want 3", client, n)
 			}
-		case "weather":
-			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_weather", Arguments: map[string]any{"location": "Paris"}})
-		case "add":
-			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
-		case "echo":
-			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+			continue
 		}
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", step, err, p.stderr)
+		if err := c.call(ctx, tools[step], args[step]); err != nil {
+			t.Fatalf("%s: %s: %v\n%s", client, step, err, p.stderr)
 		}
 	}
-	cs.Close()
+	c.close()
 	if s := p.wait(t); s != 0 {
 		t.Fatalf("record exited %d:\n%s", s, p.stderr)
 	}
+}
+
+// diffClient is what recordDiffPeer asks of a client library.
+type diffClient struct {
+	listTools func(ctx context.Context) (int, error) // every page
+	call      func(ctx context.Context, name string, args map[string]any) error
+	close     func()
+}
+
+func dialGoSDK(ctx context.Context, p *proc) (diffClient, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "diff-client", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+	if err != nil {
+		return diffClient{}, err
+	}
+	return diffClient{
+		listTools: func(ctx context.Context) (int, error) {
+			n := 0
+			for _, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		},
+		call: func(ctx context.Context, name string, args map[string]any) error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			return err
+		},
+		close: func() { cs.Close() },
+	}, nil
+}
+
+func dialMCPGo(ctx context.Context, p *proc) (diffClient, error) {
+	c := mcpgoclient.NewClient(mcpgotransport.NewIO(p.stdout, p.stdin, nil))
+	if err := c.Start(ctx); err != nil {
+		return diffClient{}, err
+	}
+	var init mcpgo.InitializeRequest
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "diff-client-mcpgo", Version: "1.0.0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return diffClient{}, err
+	}
+	return diffClient{
+		listTools: func(ctx context.Context) (int, error) {
+			n := 0
+			var req mcpgo.ListToolsRequest
+			for {
+				res, err := c.ListTools(ctx, req)
+				if err != nil {
+					return n, err
+				}
+				n += len(res.Tools)
+				if res.NextCursor == "" {
+					return n, nil
+				}
+				req.Params.Cursor = res.NextCursor
+			}
+		},
+		call: func(ctx context.Context, name string, args map[string]any) error {
+			var req mcpgo.CallToolRequest
+			req.Params.Name = name
+			req.Params.Arguments = args
+			_, err := c.CallTool(ctx, req)
+			return err
+		},
+		close: func() {
+			c.Close()
+			p.stdout.Close() // the mcp-go transport closes stdin, not stdout
+		},
+	}, nil
 }
 
 // TestCassetteDiffGolden diffs the base recording of testdata/diff with the
@@ -133,6 +211,7 @@ func TestCassetteDiffGolden(t *testing.T) {
 		{"required", 1, 1},
 		{"description", 1, 0},
 		{"reordered", 0, 0},
+		{"reordered-mcpgo", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, new := filepath.Join("testdata", "diff", "base.json"), filepath.Join("testdata", "diff", tc.name+".json")
@@ -173,11 +252,30 @@ func TestCassetteDiffGolden(t *testing.T) {
 			}
 		})
 	}
+	// The reordered recordings hold the same calls as base, in another
+	// order: their empty diffs are not for want of a difference.
+	order := func(name string) string {
+		c, err := cassettes.Load(filepath.Join("testdata", "diff", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for _, in := range c.Interactions {
+			calls = append(calls, gjson.GetBytes(in.Request, "method").String()+" "+gjson.GetBytes(in.Request, "params.name").String())
+		}
+		return strings.Join(calls, ", ")
+	}
+	for _, name := range []string{"reordered", "reordered-mcpgo"} {
+		if a, b := order("base"), order(name); a == b {
+			t.Errorf("%s.json is in the order of base.json: %s", name, a)
+		}
+	}
 	// What the golden files must say, whatever -update wrote.
 	for name, want := range map[string][]string{
-		"required.txt":    {`BREAKING: tool get_weather: argument "country" is now required (new, of type "string")`, "BREAKING: interaction"},
-		"description.txt": {"changed: tool get_weather: the description changed from"},
-		"reordered.txt":   {},
+		"required.txt":        {`BREAKING: tool get_weather: argument "country" is now required (new, of type "string")`, "BREAKING: interaction"},
+		"description.txt":     {"changed: tool get_weather: the description changed from"},
+		"reordered.txt":       {},
+		"reordered-mcpgo.txt": {},
 	} {
 		got, err := os.ReadFile(filepath.Join("testdata", "diff", name))
 		if err != nil {
