@@ -42,11 +42,7 @@ var diffRecordings = []struct {
 // (the day of the recording aside): the golden diffs are of real
 // recordings, not of hand-written files. -update writes them.
 func TestCassetteDiffRecordings(t *testing.T) {
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "diffpeer"), "./testdata/diff/peer")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./testdata/diff/peer: %v\n%s", err, out)
-	}
+	dir := buildDiffPeer(t)
 	for _, r := range diffRecordings {
 		t.Run(r.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), r.name+".json")
@@ -73,6 +69,25 @@ func TestCassetteDiffRecordings(t *testing.T) {
 	}
 }
 
+// buildDiffPeer builds the peer server of testdata/diff as "diffpeer" in
+// the directory it returns.
+func buildDiffPeer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "diffpeer"), "./testdata/diff/peer")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/diff/peer: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// withPath puts dir first on the $PATH of a command.
+func withPath(dir string) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) {
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+}
+
 // recordedAt is the day of a recording: the one line of a cassette that
 // recording it again another day changes.
 var recordedAt = regexp.MustCompile(`"recordedAt": "[^"]*"`)
@@ -87,9 +102,7 @@ func stableDay(b []byte) string {
 // client doing the steps.
 func recordDiffPeer(t *testing.T, dir, path, variant, client string, steps []string) {
 	t.Helper()
-	p := startWith(t, func(cmd *exec.Cmd) {
-		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}, "record", "--quiet", "-c", path, "--", "diffpeer", variant)
+	p := startWith(t, withPath(dir), "record", "--quiet", "-c", path, "--", "diffpeer", variant)
 	ctx := testContext(t)
 	var c diffClient
 	var err error
