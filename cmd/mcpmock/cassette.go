@@ -16,7 +16,7 @@ import (
 
 func (e *env) cassette(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("cassette needs a subcommand: lint, show, redact or verify")
+		return usagef("cassette needs a subcommand: lint, show, redact, verify or diff")
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
@@ -33,7 +33,7 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 	case "diff":
 		return e.cassetteDiff(args[1:])
 	}
-	return usagef("unknown cassette subcommand %q (want lint, show, redact or verify)", args[0])
+	return usagef("unknown cassette subcommand %q (want lint, show, redact, verify or diff)", args[0])
 }
 
 const cassetteUsage = `mcpmock cassette works on cassette files.
