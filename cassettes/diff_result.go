@@ -148,9 +148,38 @@ func (r *resultDiff) walk(path string, a, b any) {
 				text: fmt.Sprintf("%s had %d element%s, now %d", where, len(x), plural(len(x)), len(y))})
 		}
 	default:
-		if !jsonEqualValues(a, b) {
-			r.other = append(r.other, resultChange{kind: KindResult, path: path, old: a, new: b,
-				text: fmt.Sprintf("%s was %s, now %s", where, short(a, 60), short(b, 60))})
+		if jsonEqualValues(a, b) {
+			return
 		}
+		was, now := short(a, 60), short(b, 60)
+		if x, ok := a.(string); ok {
+			was, now = differingPart(x, b.(string))
+		}
+		r.other = append(r.other, resultChange{kind: KindResult, path: path, old: a, new: b,
+			text: fmt.Sprintf("%s was %s, now %s", where, was, now)})
 	}
+}
+
+// differingPart shows two strings where they begin to differ, quoted: a
+// long text that changed in its middle shows that middle ("…at 10:05…"),
+// not the start they share.
+func differingPart(a, b string) (string, string) {
+	const before, width = 20, 60
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-before)
+	for from > 0 && !utf8Start(a[from]) {
+		from--
+	}
+	show := func(s string) string {
+		part := s[from:]
+		out := strconv.Quote(cut(part, width))
+		if from > 0 {
+			out = `"…` + out[1:]
+		}
+		return out
+	}
+	return show(a), show(b)
 }
