@@ -43,7 +43,7 @@ Usage:
   mcpmock cassette show [flags] CASSETTE                   print a cassette as a timeline
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE [flags] -- COMMAND   the drift check against the live server (or --upstream URL)
-  mcpmock cassette diff [--json] [--breaking] OLD NEW      what changed between two cassettes (exit 1 if anything did)
+  mcpmock cassette diff [--json] [--breaking] A B          what changed between two cassettes (exit 1 if anything did)
 
 Run 'mcpmock cassette SUBCOMMAND --help' for the flags and examples of one.
 `

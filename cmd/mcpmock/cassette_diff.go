@@ -14,14 +14,14 @@ import (
 // change breaks a client), 2 for trouble.
 func (e *env) cassetteDiff(args []string) error {
 	var asJSON, breakingOnly bool
-	fs := newFlagSet("cassette diff", "mcpmock cassette diff [--json] [--breaking] OLD NEW", e.stdout)
+	fs := newFlagSet("cassette diff", "mcpmock cassette diff [--json] [--breaking] A B", e.stdout)
 	fs.BoolVar(&asJSON, "json", false, "print the changes as one JSON object (docs/diff.md)")
 	fs.BoolVar(&breakingOnly, "breaking", false, "exit 1 only for a change that breaks a client (all changes are still printed)")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("cassette diff needs two cassettes: OLD NEW")
+		return usagef("cassette diff needs two cassettes: A (the old) and B (the new)")
 	}
 	oldPath, newPath := fs.Arg(0), fs.Arg(1)
 	var cs [2]*cassettes.Cassette
