@@ -74,6 +74,14 @@ difference, and replay then exits 1 (a miss fails CI).
   mcpmock cassette redact -c weather.json --dry-run
       list what the default rules would change
 `
+	case "cassette diff":
+		return `  mcpmock cassette diff testdata/weather.json new/weather.json
+      one line per change, BREAKING ones marked; exit 1 when anything changed
+  mcpmock cassette diff --breaking testdata/weather.json new/weather.json
+      exit 1 only for a change that breaks a client (a tool removed, an argument newly required...)
+  mcpmock cassette diff --json old.json new.json | jq '.changes[] | select(.breaking)'
+      the changes as JSON
+`
 	case "cassette verify":
 		return `  mcpmock cassette verify -c weather.json -- weather-server
       send the cassette's requests to the live server; exit 1 for a change that breaks a client

@@ -145,6 +145,7 @@ Usage:
   mcpmock cassette show CASSETTE                           print a cassette as a timeline
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE -- COMMAND           the drift check against the live server (or --upstream URL)
+  mcpmock cassette diff A B                                what changed from cassette A to B (--json, --breaking)
   mcpmock version
 
 Run 'mcpmock COMMAND --help' for the flags of a command.
