@@ -16,7 +16,7 @@ import (
 
 func (e *env) cassette(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("cassette needs a subcommand: lint, show, redact or verify")
+		return usagef("cassette needs a subcommand: lint, show, redact, verify or import")
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
@@ -30,8 +30,10 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 		return e.cassetteRedact(args[1:])
 	case "verify":
 		return e.cassetteVerify(ctx, args[1:])
+	case "import":
+		return e.cassetteImport(args[1:])
 	}
-	return usagef("unknown cassette subcommand %q (want lint, show, redact or verify)", args[0])
+	return usagef("unknown cassette subcommand %q (want lint, show, redact, verify or import)", args[0])
 }
 
 const cassetteUsage = `mcpmock cassette works on cassette files.
@@ -41,6 +43,7 @@ Usage:
   mcpmock cassette show [flags] CASSETTE                   print a cassette as a timeline
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE [flags] -- COMMAND   the drift check against the live server (or --upstream URL)
+  mcpmock cassette import --from FORMAT FILE -c CASSETTE   a cassette from a HAR, a line log or an mcpsnoop trace
 
 Run 'mcpmock cassette SUBCOMMAND --help' for the flags and examples of one.
 `

@@ -1,0 +1,438 @@
+package cassettes
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
+)
+
+// The parts of a HAR 1.2 file (http://www.softwareishard.com/blog/har-12-spec/)
+// that an import reads.
+type harFile struct {
+	Log *struct {
+		Version string `json:"version"`
+		Creator struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"creator"`
+		Entries []json.RawMessage `json:"entries"`
+	} `json:"log"`
+}
+
+type harEntry struct {
+	StartedDateTime string  `json:"startedDateTime"`
+	Time            float64 `json:"time"`
+	Request         struct {
+		Method   string      `json:"method"`
+		URL      string      `json:"url"`
+		Headers  []harHeader `json:"headers"`
+		PostData *struct {
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+			// Encoding is not in HAR 1.2 for postData, but some tools
+			// write it as for content.
+			Encoding string `json:"encoding"`
+		} `json:"postData"`
+	} `json:"request"`
+	Response struct {
+		Status  int         `json:"status"`
+		Headers []harHeader `json:"headers"`
+		Content struct {
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+			Encoding string `json:"encoding"`
+		} `json:"content"`
+	} `json:"response"`
+	Timings struct {
+		Blocked float64 `json:"blocked"`
+		DNS     float64 `json:"dns"`
+		Connect float64 `json:"connect"`
+		Send    float64 `json:"send"`
+		Wait    float64 `json:"wait"`
+	} `json:"timings"`
+}
+
+type harHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// timed is an event of a HAR with its place: the time it passed, and, for
+// events of the same time, rank then seq (the order they were made in).
+type timed struct {
+	ev   CaptureEvent
+	rank int
+	seq  int
+}
+
+// ImportHAR reads a HAR 1.2 file (as browsers' developer tools, mitmproxy,
+// Charles, Fiddler or a proxy's HAR export write it) of MCP over Streamable
+// HTTP or the HTTP+SSE transport of 2024-11-05. Each entry is one HTTP
+// exchange: the JSON-RPC message or batch of its POST body, and its
+// response, JSON or an event stream (content.encoding "base64" is decoded),
+// a 202 with no body, or an error with a text body. The messages of a GET
+// event stream belong to no request. On HTTP+SSE, where every answer comes
+// on the stream and a HAR says nothing of when each event came, an answer
+// is placed after the POST of its request, and the messages before it on
+// the stream just before it. Entries that carry no MCP (a page, an OAuth
+// exchange) are left out with a warning. An entry that cannot be read is an
+// error naming its index (log.entries[N]).
+func ImportHAR(name string, data []byte) (*Capture, error) {
+	var f harFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		msg := "not a HAR file: " + cleanJSONError(err).Error()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := Position(data, se.Offset)
+			return nil, &importError{name: name, where: fmt.Sprintf("line %d, column %d", line, col), msg: msg}
+		}
+		return nil, &importError{name: name, msg: msg}
+	}
+	if f.Log == nil {
+		return nil, &importError{name: name, msg: `not a HAR file: no "log" object`}
+	}
+	cp := &Capture{Format: "har", Meta: Meta{Transport: "streamable-http"}}
+	if c := f.Log.Creator; c.Name != "" {
+		cp.Meta.RecordedBy = strings.TrimSpace(c.Name + " " + c.Version)
+	}
+	h := &harImport{cp: cp, seen: map[string]bool{}, posts: map[string][]time.Time{}}
+	for i, raw := range f.Log.Entries {
+		if err := h.entry(i, raw); err != nil {
+			return nil, &importError{name: name, where: fmt.Sprintf("log.entries[%d]", i), msg: err.Error()}
+		}
+	}
+	h.placeLegacy()
+	slices.SortStableFunc(h.events, func(a, b timed) int {
+		return cmp.Or(a.ev.At.Compare(b.ev.At), cmp.Compare(a.rank, b.rank), cmp.Compare(a.seq, b.seq))
+	})
+	for _, t := range h.events {
+		cp.Events = append(cp.Events, t.ev)
+	}
+	if !slices.ContainsFunc(cp.Events, func(e CaptureEvent) bool { return e.Data != nil }) {
+		return nil, &importError{name: name, msg: fmt.Sprintf("no MCP messages in its %d entries", len(f.Log.Entries))}
+	}
+	if !cp.Start.IsZero() {
+		cp.Meta.RecordedAt = cp.Start.UTC().Format(time.RFC3339)
+	}
+	return cp, nil
+}
+
+// harImport is the state of one HAR import.
+type harImport struct {
+	cp     *Capture
+	events []timed
+	// seen are the SSE event ids already taken, by session and id: an
+	// event that a server sent again on a resumed stream is an echo.
+	seen map[string]bool
+	// posts are the times of the POSTs that carried each request id (the
+	// JSON text of the id), and of the client's responses (as "r" + id),
+	// for placing the messages of an HTTP+SSE stream.
+	posts map[string][]time.Time
+	// legacy are the messages of HTTP+SSE streams, placed at the end.
+	legacy []legacyStream
+}
+
+// legacyStream is the messages of one HTTP+SSE event stream, in order.
+type legacyStream struct {
+	start, end time.Time
+	events     []CaptureEvent
+}
+
+func (h *harImport) add(ev CaptureEvent, rank int) {
+	h.events = append(h.events, timed{ev: ev, rank: rank, seq: len(h.events)})
+}
+
+// entry reads log.entries[i].
+func (h *harImport) entry(i int, raw json.RawMessage) error {
+	var e harEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("not a HAR entry: %w", cleanJSONError(err))
+	}
+	start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
+	if err != nil {
+		return fmt.Errorf("startedDateTime %q is not an ISO 8601 time", e.StartedDateTime)
+	}
+	u, err := url.Parse(e.Request.URL)
+	if err != nil || e.Request.Method == "" {
+		return fmt.Errorf("request: no method or no valid URL (%q)", e.Request.URL)
+	}
+	reqH, respH := harHeaders(e.Request.Headers), harHeaders(e.Response.Headers)
+	var body []byte
+	if pd := e.Request.PostData; pd != nil {
+		if body, err = harText(pd.Text, pd.Encoding); err != nil {
+			return fmt.Errorf("request.postData: %w", err)
+		}
+	}
+	body = bytes.TrimSpace(body)
+	content := e.Response.Content
+	respBody, err := harText(content.Text, content.Encoding)
+	if err != nil {
+		return fmt.Errorf("response.content: %w", err)
+	}
+	ct := mediaType(http.Header(respH).Get("Content-Type"))
+	if ct == "" {
+		ct = mediaType(content.MimeType)
+	}
+	isPost := e.Request.Method == http.MethodPost
+	jsonBody := isPost && len(body) > 0 && (body[0] == '{' || body[0] == '[')
+	if !jsonBody && ct != "text/event-stream" && !mcpHeaders(reqH) && !mcpHeaders(respH) {
+		h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("log.entries[%d]: %s %s carries no MCP; left out", i, e.Request.Method, u.Path))
+		return nil
+	}
+	if h.cp.Start.IsZero() || start.Before(h.cp.Start) {
+		h.cp.Start = start
+	}
+	if h.cp.Meta.Server == nil {
+		h.cp.Meta.Server = []string{(&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()}
+	}
+	ex := uint64(i + 1)
+	where := fmt.Sprintf("log.entries[%d]", i)
+	if isPost && len(body) > 0 {
+		ev := CaptureEvent{From: FromClient, At: start, Data: body,
+			HTTP: &CaptureHTTP{Exchange: ex, URL: u.RequestURI(), RequestHeaders: reqH}}
+		if why := notJSONRPC(body); why != "" {
+			h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: request.postData: not JSON-RPC (%s); kept as raw text", where, why))
+		}
+		h.add(ev, 0)
+		h.notePost(body, start)
+	}
+	// The response's headers came after the request was sent and the
+	// server thought; HAR has no time for each event of a stream.
+	at := start.Add(ms(e.Timings.Blocked) + ms(e.Timings.DNS) + ms(e.Timings.Connect) + ms(e.Timings.Send) + ms(e.Timings.Wait))
+	end := start.Add(ms(e.Time))
+	form := harForm(ct, e.Response.Status, respBody)
+	session := http.Header(reqH).Get(mcp.HeaderSessionID) + "\x00" + http.Header(respH).Get(mcp.HeaderSessionID)
+	if e.Request.Method != http.MethodGet {
+		note := &CaptureHTTP{Exchange: ex, Response: true, Status: e.Response.Status, Form: form, ResponseHeaders: respH}
+		trimmed := bytes.TrimSpace(respBody)
+		isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+		if form != "sse" && len(trimmed) > 0 && !isJSON {
+			note.Body = string(respBody)
+		}
+		h.add(CaptureEvent{From: FromServer, At: at, HTTP: note}, 0)
+		if form != "sse" && isJSON {
+			if why := notJSONRPC(trimmed); why != "" {
+				h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: response.content: not JSON-RPC (%s); kept as raw text", where, why))
+			}
+			h.add(CaptureEvent{From: FromServer, At: at, Data: trimmed, HTTP: &CaptureHTTP{Exchange: ex}}, 0)
+		}
+	}
+	if form != "sse" {
+		return nil
+	}
+	return h.stream(where, e.Request.Method, ex, session, respBody, at, end)
+}
+
+// stream reads the events of an event stream.
+func (h *harImport) stream(where, method string, ex uint64, session string, body []byte, at, end time.Time) error {
+	d := jsonrpc.NewSSEDecoder(len(body) + 1)
+	evs := d.Feed(nil, body)
+	if last, ok := d.Flush(); ok {
+		evs = append(evs, last)
+	}
+	stream := ""
+	if method == http.MethodGet {
+		stream = "get"
+	}
+	var legacy *legacyStream
+	for k, ev := range evs {
+		if ev.Type == "endpoint" && ev.Data != nil && method == http.MethodGet {
+			// The HTTP+SSE transport of 2024-11-05: every server message
+			// comes on this stream, placed by its id as on stdio.
+			h.cp.Meta.Transport = "sse"
+			h.legacy = append(h.legacy, legacyStream{start: at, end: end})
+			legacy = &h.legacy[len(h.legacy)-1]
+			continue
+		}
+		if ev.Type != "" && ev.Type != "message" {
+			continue
+		}
+		if ev.HasID && ev.ID != "" {
+			key := session + "\x00" + ev.ID
+			if h.seen[key] {
+				continue // an echo of a resumed stream
+			}
+			h.seen[key] = true
+		}
+		switch {
+		case ev.Data != nil && !jsonrpc.NoMessage(ev.Data):
+			data := bytes.TrimSpace(ev.Data)
+			if why := notJSONRPC(data); why != "" {
+				h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: response.content: event %d: not JSON-RPC (%s); kept as raw text", where, k, why))
+			}
+			if legacy != nil {
+				legacy.events = append(legacy.events, CaptureEvent{From: FromServer, Data: data, HTTP: &CaptureHTTP{EventID: ev.ID, HasEventID: ev.HasID}})
+				continue
+			}
+			evAt := at
+			if stream != "" {
+				evAt = end // a GET stream's messages came some time while it was open
+			}
+			h.add(CaptureEvent{From: FromServer, At: evAt, Data: data, HTTP: &CaptureHTTP{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}}, 0)
+		case ev.HasID && stream == "":
+			// A priming event: an id for resumption, no message.
+			h.add(CaptureEvent{From: FromServer, At: at, HTTP: &CaptureHTTP{Exchange: ex, Response: true, EventID: ev.ID, HasEventID: true}}, 0)
+		}
+	}
+	return nil
+}
+
+// notePost notes the ids of the requests and responses a POST carried.
+func (h *harImport) notePost(body []byte, at time.Time) {
+	elems, _, err := jsonrpc.SplitBatch(body)
+	if err != nil {
+		return
+	}
+	for _, el := range elems {
+		msg, err := jsonrpc.Parse(el)
+		if err != nil {
+			continue
+		}
+		switch msg.Kind() {
+		case jsonrpc.KindRequest:
+			h.posts[string(msg.ID)] = append(h.posts[string(msg.ID)], at)
+		case jsonrpc.KindResponse:
+			h.posts["r"+string(msg.ID)] = append(h.posts["r"+string(msg.ID)], at)
+		}
+	}
+}
+
+// placeLegacy gives the messages of each HTTP+SSE stream a time: an answer
+// comes after the (first unused) POST of its request made while the stream
+// was open, a server's request before the POST of the client's reply, and
+// any other message just before the next answer on the stream; never
+// before the message that precedes it.
+func (h *harImport) placeLegacy() {
+	for _, s := range h.legacy {
+		used := map[string]int{}
+		post := func(key string) (time.Time, bool) {
+			for k, t := range h.posts[key][used[key]:] {
+				if !t.Before(s.start) {
+					used[key] += k + 1
+					return t, true
+				}
+			}
+			return time.Time{}, false
+		}
+		times := make([]time.Time, len(s.events))
+		known := make([]bool, len(s.events))
+		for k, ev := range s.events {
+			msg, err := jsonrpc.Parse(ev.Data)
+			if err != nil || msg.Kind() != jsonrpc.KindResponse {
+				continue
+			}
+			if t, ok := post(string(msg.ID)); ok {
+				times[k], known[k] = t, true
+			}
+		}
+		prev := s.start
+		for k, ev := range s.events {
+			t := s.end
+			if known[k] {
+				t = times[k]
+			} else {
+				for j := k + 1; j < len(s.events); j++ {
+					if known[j] {
+						t = times[j]
+						break
+					}
+				}
+				if msg, err := jsonrpc.Parse(ev.Data); err == nil && msg.Kind() == jsonrpc.KindRequest {
+					if r, ok := post("r" + string(msg.ID)); ok && r.Add(-time.Nanosecond).Before(t) {
+						t = r.Add(-time.Nanosecond)
+					}
+				}
+			}
+			if t.Before(prev) {
+				t = prev
+			}
+			prev = t
+			ev.At = t
+			// After the POST's own events of the same time (its 202).
+			h.add(ev, 1)
+		}
+	}
+}
+
+// harHeaders returns a HAR's headers by canonical name; the pseudo-headers
+// of HTTP/2 (":authority") are left out.
+func harHeaders(hs []harHeader) map[string][]string {
+	var m http.Header
+	for _, hd := range hs {
+		if hd.Name == "" || strings.HasPrefix(hd.Name, ":") {
+			continue
+		}
+		if m == nil {
+			m = http.Header{}
+		}
+		m.Add(hd.Name, hd.Value)
+	}
+	return m
+}
+
+// mcpHeaders reports headers that only MCP sends.
+func mcpHeaders(h map[string][]string) bool {
+	for name := range h {
+		if strings.HasPrefix(name, "Mcp-") {
+			return true
+		}
+	}
+	return false
+}
+
+// harText is the text of a HAR body, decoded when its encoding is base64.
+func harText(text, encoding string) ([]byte, error) {
+	switch strings.ToLower(encoding) {
+	case "":
+		return []byte(text), nil
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			if b, err2 := base64.RawStdEncoding.DecodeString(strings.TrimRight(text, "=")); err2 == nil {
+				return b, nil
+			}
+			return nil, fmt.Errorf("text is not base64: %v", err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unknown encoding %q (want base64 or none)", encoding)
+}
+
+// harForm is how a response came, as the HTTP tap names it: "sse" for an
+// event stream, "none" for no body (a 202, a 204), "json" for JSON.
+func harForm(ct string, status int, body []byte) string {
+	switch {
+	case ct == "text/event-stream":
+		return "sse"
+	case len(body) == 0 || status == http.StatusAccepted || status == http.StatusNoContent:
+		return "none"
+	case ct == "application/json":
+		return "json"
+	}
+	return "none"
+}
+
+func mediaType(v string) string {
+	ct, _, _ := mime.ParseMediaType(v)
+	return ct
+}
+
+// ms is a HAR time in milliseconds as a duration; -1 (not applicable) is 0.
+func ms(v float64) time.Duration {
+	if v <= 0 {
+		return 0
+	}
+	return time.Duration(v * float64(time.Millisecond))
+}
