@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
@@ -113,7 +115,7 @@ func ImportHAR(name string, data []byte) (*Capture, error) {
 			return nil, &importError{name: name, where: fmt.Sprintf("log.entries[%d]", i), msg: err.Error()}
 		}
 	}
-	h.placeLegacy()
+	h.placeStreams()
 	slices.SortStableFunc(h.events, func(a, b timed) int {
 		return cmp.Or(a.ev.At.Compare(b.ev.At), cmp.Compare(a.rank, b.rank), cmp.Compare(a.seq, b.seq))
 	})
@@ -140,12 +142,14 @@ type harImport struct {
 	// JSON text of the id), and of the client's responses (as "r" + id),
 	// for placing the messages of an HTTP+SSE stream.
 	posts map[string][]time.Time
-	// legacy are the messages of HTTP+SSE streams, placed at the end.
-	legacy []legacyStream
+	// streams are the messages of GET event streams (of Streamable HTTP,
+	// or of HTTP+SSE), placed once every POST is known (placeStreams).
+	streams []*getStream
 }
 
-// legacyStream is the messages of one HTTP+SSE event stream, in order.
-type legacyStream struct {
+// getStream is the messages of one GET event stream, in order.
+type getStream struct {
+	legacy     bool // HTTP+SSE: every server message comes on it
 	start, end time.Time
 	events     []CaptureEvent
 }
@@ -246,14 +250,17 @@ func (h *harImport) stream(where, method string, ex uint64, session string, body
 	if method == http.MethodGet {
 		stream = "get"
 	}
-	var legacy *legacyStream
+	var gs *getStream
+	if stream != "" {
+		gs = &getStream{start: at, end: end}
+		h.streams = append(h.streams, gs)
+	}
 	for k, ev := range evs {
 		if ev.Type == "endpoint" && ev.Data != nil && method == http.MethodGet {
 			// The HTTP+SSE transport of 2024-11-05: every server message
 			// comes on this stream, placed by its id as on stdio.
 			h.cp.Meta.Transport = "sse"
-			h.legacy = append(h.legacy, legacyStream{start: at, end: end})
-			legacy = &h.legacy[len(h.legacy)-1]
+			gs.legacy = true
 			continue
 		}
 		if ev.Type != "" && ev.Type != "message" {
@@ -272,15 +279,14 @@ func (h *harImport) stream(where, method string, ex uint64, session string, body
 			if why := notJSONRPC(data); why != "" {
 				h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: response.content: event %d: not JSON-RPC (%s); kept as raw text", where, k, why))
 			}
-			if legacy != nil {
-				legacy.events = append(legacy.events, CaptureEvent{From: FromServer, Data: data, HTTP: &CaptureHTTP{EventID: ev.ID, HasEventID: ev.HasID}})
-				continue
+			switch {
+			case gs != nil && gs.legacy:
+				gs.events = append(gs.events, CaptureEvent{From: FromServer, Data: data, HTTP: &CaptureHTTP{EventID: ev.ID, HasEventID: ev.HasID}})
+			case gs != nil:
+				gs.events = append(gs.events, CaptureEvent{From: FromServer, Data: data, HTTP: &CaptureHTTP{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}})
+			default:
+				h.add(CaptureEvent{From: FromServer, At: at, Data: data, HTTP: &CaptureHTTP{Exchange: ex, EventID: ev.ID, HasEventID: ev.HasID}}, 0)
 			}
-			evAt := at
-			if stream != "" {
-				evAt = end // a GET stream's messages came some time while it was open
-			}
-			h.add(CaptureEvent{From: FromServer, At: evAt, Data: data, HTTP: &CaptureHTTP{Exchange: ex, Stream: stream, EventID: ev.ID, HasEventID: ev.HasID}}, 0)
 		case ev.HasID && stream == "":
 			// A priming event: an id for resumption, no message.
 			h.add(CaptureEvent{From: FromServer, At: at, HTTP: &CaptureHTTP{Exchange: ex, Response: true, EventID: ev.ID, HasEventID: true}}, 0)
@@ -306,16 +312,21 @@ func (h *harImport) notePost(body []byte, at time.Time) {
 		case jsonrpc.KindResponse:
 			h.posts["r"+string(msg.ID)] = append(h.posts["r"+string(msg.ID)], at)
 		}
+		if tok := gjson.GetBytes(el, "params._meta.progressToken"); tok.Exists() && msg.Kind() == jsonrpc.KindRequest {
+			h.posts["p"+tok.Raw] = append(h.posts["p"+tok.Raw], at)
+		}
 	}
 }
 
-// placeLegacy gives the messages of each HTTP+SSE stream a time: an answer
-// comes after the (first unused) POST of its request made while the stream
-// was open, a server's request before the POST of the client's reply, and
-// any other message just before the next answer on the stream; never
-// before the message that precedes it.
-func (h *harImport) placeLegacy() {
-	for _, s := range h.legacy {
+// placeStreams gives the messages of each event stream a time, as a HAR
+// has none for them: on HTTP+SSE an answer comes after the (first unused)
+// POST of its request made while the stream was open, and on both HTTP+SSE
+// and the GET stream of Streamable HTTP a server's request comes just before
+// the POST of the client's reply; any other message just before the next
+// message so placed (or at the stream's end), and none before the one that
+// precedes it on its stream.
+func (h *harImport) placeStreams() {
+	for _, s := range h.streams {
 		used := map[string]int{}
 		post := func(key string) (time.Time, bool) {
 			for k, t := range h.posts[key][used[key]:] {
@@ -326,34 +337,58 @@ func (h *harImport) placeLegacy() {
 			}
 			return time.Time{}, false
 		}
-		times := make([]time.Time, len(s.events))
-		known := make([]bool, len(s.events))
+		// bound[k] is the latest time message k can have come: the POST
+		// of its answer (HTTP+SSE), or just before the POST of the
+		// client's reply to it.
+		bound := make([]time.Time, len(s.events))
+		exact := make([]bool, len(s.events))
+		replied := make([]time.Time, len(s.events))
 		for k, ev := range s.events {
 			msg, err := jsonrpc.Parse(ev.Data)
-			if err != nil || msg.Kind() != jsonrpc.KindResponse {
+			if err != nil {
 				continue
 			}
-			if t, ok := post(string(msg.ID)); ok {
-				times[k], known[k] = t, true
+			switch msg.Kind() {
+			case jsonrpc.KindResponse:
+				if s.legacy {
+					bound[k], exact[k] = post(string(msg.ID))
+				}
+			case jsonrpc.KindRequest:
+				if r, ok := post("r" + string(msg.ID)); ok {
+					bound[k], replied[k] = r.Add(-time.Nanosecond), r
+				}
+			case jsonrpc.KindNotification:
+				// Progress came while its request was pending: just
+				// after the POST of the request that gave the token.
+				if tok := gjson.GetBytes(ev.Data, "params.progressToken"); tok.Exists() && msg.Method == "notifications/progress" {
+					for _, t := range h.posts["p"+tok.Raw] {
+						if !t.Before(s.start) {
+							bound[k], exact[k] = t, true
+							break
+						}
+					}
+				}
 			}
 		}
-		prev := s.start
+		prev, lastReply := s.start, time.Time{}
 		for k, ev := range s.events {
+			// A message that follows the server's request whose reply
+			// is known came just after that reply (which caused it);
+			// any other as late as the next message with a bound
+			// allows (what a server sends on its own follows what
+			// caused it), or at the stream's end.
 			t := s.end
-			if known[k] {
-				t = times[k]
-			} else {
-				for j := k + 1; j < len(s.events); j++ {
-					if known[j] {
-						t = times[j]
-						break
-					}
+			for j := k; j < len(s.events); j++ {
+				if !bound[j].IsZero() {
+					t = bound[j]
+					break
 				}
-				if msg, err := jsonrpc.Parse(ev.Data); err == nil && msg.Kind() == jsonrpc.KindRequest {
-					if r, ok := post("r" + string(msg.ID)); ok && r.Add(-time.Nanosecond).Before(t) {
-						t = r.Add(-time.Nanosecond)
-					}
-				}
+			}
+			if !lastReply.IsZero() && lastReply.Before(t) && !exact[k] && bound[k].IsZero() {
+				t = lastReply
+			}
+			if !replied[k].IsZero() {
+				lastReply = replied[k]
 			}
 			if t.Before(prev) {
 				t = prev
