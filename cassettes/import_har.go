@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -94,10 +95,10 @@ type timed struct {
 func ImportHAR(name string, data []byte) (*Capture, error) {
 	var f harFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		msg := "not a HAR file: " + cleanJSONError(err).Error()
+		msg := "not a HAR file: " + jsonError(err)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := Position(data, se.Offset)
+			line, col := Position(data, max(se.Offset-1, 0))
 			return nil, &importError{name: name, where: fmt.Sprintf("line %d, column %d", line, col), msg: msg}
 		}
 		return nil, &importError{name: name, msg: msg}
@@ -138,9 +139,10 @@ type harImport struct {
 	// seen are the SSE event ids already taken, by session and id: an
 	// event that a server sent again on a resumed stream is an echo.
 	seen map[string]bool
-	// posts are the times of the POSTs that carried each request id (the
-	// JSON text of the id), and of the client's responses (as "r" + id),
-	// for placing the messages of an HTTP+SSE stream.
+	// posts are, for placing the messages of event streams, the times of
+	// the POSTs: the answer to each request (by the JSON text of its id),
+	// the sending of each of the client's replies (as "r" + id) and of each
+	// request that gave a progress token (as "p" + token).
 	posts map[string][]time.Time
 	// streams are the messages of GET event streams (of Streamable HTTP,
 	// or of HTTP+SSE), placed once every POST is known (placeStreams).
@@ -162,7 +164,7 @@ func (h *harImport) add(ev CaptureEvent, rank int) {
 func (h *harImport) entry(i int, raw json.RawMessage) error {
 	var e harEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return fmt.Errorf("not a HAR entry: %w", cleanJSONError(err))
+		return fmt.Errorf("not a HAR entry: %s", jsonError(err))
 	}
 	start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
 	if err != nil {
@@ -210,7 +212,7 @@ func (h *harImport) entry(i int, raw json.RawMessage) error {
 			h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: request.postData: not JSON-RPC (%s); kept as raw text", where, why))
 		}
 		h.add(ev, 0)
-		h.notePost(body, start)
+		h.notePost(body, start, start.Add(ms(e.Timings.Blocked)+ms(e.Timings.DNS)+ms(e.Timings.Connect)+ms(e.Timings.Send)+ms(e.Timings.Wait)))
 	}
 	// The response's headers came after the request was sent and the
 	// server thought; HAR has no time for each event of a stream.
@@ -295,8 +297,9 @@ func (h *harImport) stream(where, method string, ex uint64, session string, body
 	return nil
 }
 
-// notePost notes the ids of the requests and responses a POST carried.
-func (h *harImport) notePost(body []byte, at time.Time) {
+// notePost notes the ids of the requests and responses a POST carried,
+// sent at start and answered (its response's headers) at answered.
+func (h *harImport) notePost(body []byte, start, answered time.Time) {
 	elems, _, err := jsonrpc.SplitBatch(body)
 	if err != nil {
 		return
@@ -308,12 +311,12 @@ func (h *harImport) notePost(body []byte, at time.Time) {
 		}
 		switch msg.Kind() {
 		case jsonrpc.KindRequest:
-			h.posts[string(msg.ID)] = append(h.posts[string(msg.ID)], at)
+			h.posts[string(msg.ID)] = append(h.posts[string(msg.ID)], answered)
+			if tok := gjson.GetBytes(el, "params._meta.progressToken"); tok.Exists() {
+				h.posts["p"+tok.Raw] = append(h.posts["p"+tok.Raw], start)
+			}
 		case jsonrpc.KindResponse:
-			h.posts["r"+string(msg.ID)] = append(h.posts["r"+string(msg.ID)], at)
-		}
-		if tok := gjson.GetBytes(el, "params._meta.progressToken"); tok.Exists() && msg.Kind() == jsonrpc.KindRequest {
-			h.posts["p"+tok.Raw] = append(h.posts["p"+tok.Raw], at)
+			h.posts["r"+string(msg.ID)] = append(h.posts["r"+string(msg.ID)], start)
 		}
 	}
 }
@@ -372,11 +375,12 @@ func (h *harImport) placeStreams() {
 		}
 		prev, lastReply := s.start, time.Time{}
 		for k, ev := range s.events {
-			// A message that follows the server's request whose reply
-			// is known came just after that reply (which caused it);
-			// any other as late as the next message with a bound
-			// allows (what a server sends on its own follows what
-			// caused it), or at the stream's end.
+			// A message as late as the next message with a bound allows
+			// (what a server sends on its own follows what caused it),
+			// or at the stream's end; but one that follows a server's
+			// request whose reply is known came after that reply (the
+			// server awaited it), and just after it unless it has a
+			// time of its own.
 			t := s.end
 			for j := k; j < len(s.events); j++ {
 				if !bound[j].IsZero() {
@@ -384,8 +388,14 @@ func (h *harImport) placeStreams() {
 					break
 				}
 			}
-			if !lastReply.IsZero() && lastReply.Before(t) && !exact[k] && bound[k].IsZero() {
-				t = lastReply
+			if !lastReply.IsZero() {
+				switch {
+				case exact[k]:
+					// An answer or progress came after its POST.
+					t = later(t, lastReply)
+				case bound[k].IsZero():
+					t = lastReply
+				}
 			}
 			if !replied[k].IsZero() {
 				lastReply = replied[k]
@@ -470,4 +480,19 @@ func ms(v float64) time.Duration {
 		return 0
 	}
 	return time.Duration(v * float64(time.Millisecond))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// jsonError is a JSON decoding error as the user reads it.
+func jsonError(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of file"
+	}
+	return err.Error()
 }

@@ -67,7 +67,7 @@ func ImportMCPSnoop(name string, data []byte) (*Capture, error) {
 		}
 		var l snoopLine
 		if err := json.Unmarshal(text, &l); err != nil {
-			return nil, fail("not an mcpsnoop trace line: %v", cleanJSONError(err))
+			return nil, fail("not an mcpsnoop trace line: %s", jsonError(err))
 		}
 		switch l.Direction {
 		case "meta", "c2s", "s2c":
