@@ -253,3 +253,70 @@ func TestImportRefusesToOverwrite(t *testing.T) {
 		t.Fatalf("after --force: %v", err)
 	}
 }
+
+// TestImportRedactsAsRecord: the default rules and record's --redact-*
+// flags apply to an imported cassette, in messages, headers and URLs, and
+// --keep-timing keeps the capture's time offsets as record keeps its own.
+func TestImportRedactsAsRecord(t *testing.T) {
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "secret.lines")
+	if err := os.WriteFile(lines, []byte(`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"api_key":"sk-live-0123456789","q":"hush-hush"}}}`+"\n"+
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"you said hush-hush"}]}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "lines.json")
+	importCLI(t, 0, "--from", "lines", lines, "-c", out, "--redact-value", "hush-hush")
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-live-0123456789", "hush-hush"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the cassette holds %q:\n%s", secret, data)
+		}
+	}
+	har := filepath.Join(dir, "secret.har")
+	entry := `{"startedDateTime":"2026-01-01T00:00:00Z","time":1,"request":{"method":"POST","url":"http://127.0.0.1:9/mcp?api_key=k3y-in-url",` +
+		`"headers":[{"name":"Authorization","value":"Bearer tok-in-header"},{"name":"Content-Type","value":"application/json"}],` +
+		`"postData":{"mimeType":"application/json","text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}},` +
+		`"response":{"status":200,"headers":[{"name":"Content-Type","value":"application/json"},{"name":"Set-Cookie","value":"sid=cookie-value"}],` +
+		`"content":{"mimeType":"application/json","text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"}},"timings":{"send":0,"wait":1,"receive":0}}`
+	if err := os.WriteFile(har, []byte(`{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[`+entry+`]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "har.json")
+	importCLI(t, 0, "--from", "har", har, "-c", out)
+	c, err := cassettes.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Interactions[0].HTTP
+	if h == nil || h.RequestHeaders["Authorization"] != cassettes.Redacted || h.ResponseHeaders["Set-Cookie"] != cassettes.Redacted || h.URL != "/mcp?api_key="+cassettes.Redacted {
+		t.Errorf("http = %+v", h)
+	}
+	data, _ = os.ReadFile(out)
+	for _, secret := range []string{"k3y-in-url", "tok-in-header", "cookie-value"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the cassette holds %q", secret)
+		}
+	}
+
+	snoop := filepath.Join(importData, "mcpsnoop-weather-stdio-2025-11-25.jsonl")
+	for _, keep := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("timing-%v.json", keep))
+		args := []string{"--from", "mcpsnoop", snoop, "-c", out}
+		if keep {
+			args = append(args, "--keep-timing")
+		}
+		importCLI(t, 0, args...)
+		c, err := cassettes.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The last answer came 13.0 ms after mcpsnoop's meta line.
+		last := c.Interactions[len(c.Interactions)-1].Response.AtMs
+		if got := last > 12 && last < 14; got != keep {
+			t.Errorf("--keep-timing %v: the last answer at %v ms", keep, last)
+		}
+	}
+}

@@ -145,6 +145,7 @@ Usage:
   mcpmock cassette show CASSETTE                           print a cassette as a timeline
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE -- COMMAND           the drift check against the live server (or --upstream URL)
+  mcpmock cassette import --from FORMAT FILE -c CASSETTE   a cassette from a HAR, a line log or an mcpsnoop trace
   mcpmock version
 
 Run 'mcpmock COMMAND --help' for the flags of a command.
