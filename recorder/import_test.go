@@ -144,60 +144,78 @@ func TestImportHARIsWhatTheTapRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			up := httptest.NewServer(h)
-			defer up.Close()
-			proxy := &harProxy{upstream: up.URL, b64: tt.b64}
-			ps := httptest.NewServer(proxy)
-			defer ps.Close()
-			path := filepath.Join(t.TempDir(), "tap.json")
-			rec, err := New(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tap, err := NewHTTP(ps.URL+"/mcp", rec, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(tap)
-			url := ts.URL + "/mcp"
-			if tt.sse {
-				url = ts.URL + "/sse"
-			}
-			if _, err := tt.client(t.Context(), url, testpeer.HTTPOptions{SSE: tt.sse, ClientOptions: testpeer.ClientOptions{ProtocolVersion: tt.protocol}}); err != nil {
-				t.Fatal(err)
-			}
-			ts.CloseClientConnections()
-			ts.Close()
-			tap.CloseStreams()
-			ps.CloseClientConnections()
-			har := proxy.har(t)
-			if err := rec.Close(); err != nil {
-				t.Fatal(err)
-			}
-			recorded, err := cassettes.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cp, err := cassettes.ImportHAR("session.har", har)
-			if err != nil {
-				t.Fatal(err)
-			}
-			imported, err := Import(cp, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(recorded.Interactions) < 5 {
-				t.Fatalf("the tap recorded %d interactions, want the whole script", len(recorded.Interactions))
-			}
-			t.Logf("%d interactions, %d HAR entries, warnings %q", len(recorded.Interactions), len(proxy.entries), cp.Warnings)
-			want, got := interactionsJSON(t, recorded), interactionsJSON(t, imported)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("imported HAR differs from the tap's cassette (-tap +imported):\n%s\nwarnings: %q", diff, cp.Warnings)
-			}
+			recorded, imported := tapAndHAR(t, h, tt.b64, func(base string) error {
+				url := base + "/mcp"
+				if tt.sse {
+					url = base + "/sse"
+				}
+				_, err := tt.client(t.Context(), url, testpeer.HTTPOptions{SSE: tt.sse, ClientOptions: testpeer.ClientOptions{ProtocolVersion: tt.protocol}})
+				return err
+			})
+			sameInteractions(t, recorded, imported)
 			if wantT := map[bool]string{false: "streamable-http", true: "sse"}[tt.sse]; imported.Meta.Transport != wantT {
 				t.Errorf("meta.transport = %q, want %q", imported.Meta.Transport, wantT)
 			}
 		})
+	}
+}
+
+// tapAndHAR serves the upstream handler behind a HAR-writing proxy and the
+// HTTP tap in front of it, runs the client on the tap's base URL, and
+// returns the tap's cassette and the HAR imported.
+func tapAndHAR(t *testing.T, upstream http.Handler, b64 bool, client func(base string) error) (recorded, imported *cassettes.Cassette) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	defer up.Close()
+	proxy := &harProxy{upstream: up.URL, b64: b64}
+	ps := httptest.NewServer(proxy)
+	defer ps.Close()
+	path := filepath.Join(t.TempDir(), "tap.json")
+	rec, err := New(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap, err := NewHTTP(ps.URL+"/mcp", rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(tap)
+	if err := client(ts.URL); err != nil {
+		t.Fatal(err)
+	}
+	ts.CloseClientConnections()
+	ts.Close()
+	tap.CloseStreams()
+	ps.CloseClientConnections()
+	har := proxy.har(t)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if recorded, err = cassettes.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := cassettes.ImportHAR("session.har", har)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Warnings) > 0 {
+		t.Errorf("warnings: %q", cp.Warnings)
+	}
+	if imported, err = Import(cp, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(recorded.Interactions) < 5 {
+		t.Fatalf("the tap recorded %d interactions, want the whole script", len(recorded.Interactions))
+	}
+	return recorded, imported
+}
+
+// sameInteractions fails the test when the cassettes' interactions differ.
+func sameInteractions(t *testing.T, recorded, imported *cassettes.Cassette) {
+	t.Helper()
+	want, got := interactionsJSON(t, recorded), interactionsJSON(t, imported)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("imported HAR differs from the tap's cassette (-tap +imported):\n%s", diff)
 	}
 }
 
@@ -228,62 +246,30 @@ func TestImportHAREverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			up := httptest.NewServer(srv)
 			defer srv.Close()
-			defer up.Close()
-			proxy := &harProxy{upstream: up.URL}
-			ps := httptest.NewServer(proxy)
-			defer ps.Close()
-			path := filepath.Join(t.TempDir(), "tap.json")
-			rec, err := New(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tap, err := NewHTTP(ps.URL+"/mcp", rec, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(tap)
-			if _, err := testpeer.RunEverythingHTTP(t.Context(), ts.URL+"/mcp", testpeer.EverythingOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			ts.CloseClientConnections()
-			ts.Close()
-			tap.CloseStreams()
-			ps.CloseClientConnections()
-			har := proxy.har(t)
-			if err := rec.Close(); err != nil {
-				t.Fatal(err)
-			}
-			recorded, err := cassettes.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cp, err := cassettes.ImportHAR("session.har", har)
-			if err != nil {
-				t.Fatal(err)
-			}
-			imported, err := Import(cp, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recorded, imported := tapAndHAR(t, srv, false, func(base string) error {
+				_, err := testpeer.RunEverythingHTTP(t.Context(), base+"/mcp", testpeer.EverythingOptions{})
+				return err
+			})
 			if !exact {
 				sortInteractions(recorded)
 				sortInteractions(imported)
 			}
-			want, got := interactionsJSON(t, recorded), interactionsJSON(t, imported)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("imported HAR differs from the tap's cassette (-tap +imported):\n%s\nwarnings: %q", diff, cp.Warnings)
-			}
+			sameInteractions(t, recorded, imported)
 		})
 	}
 }
 
-// sortInteractions puts the interactions in the order of their JSON text,
-// and forgets their places (BeforeResponse, AfterExchange).
+// sortInteractions puts the interactions, and the messages of each
+// exchange, in the order of their JSON text, and forgets their places
+// (BeforeResponse, AfterExchange): the mcp-go server sends a call's
+// progress on two streams at once, in an order that changes from run to
+// run.
 func sortInteractions(c *cassettes.Cassette) {
 	for i := range c.Interactions {
-		c.Interactions[i].BeforeResponse, c.Interactions[i].AfterExchange = false, 0
+		in := &c.Interactions[i]
+		in.BeforeResponse, in.AfterExchange = false, 0
+		slices.SortFunc(in.Exchange, func(a, b cassettes.Message) int { return bytes.Compare(a.Message, b.Message) })
 	}
 	slices.SortFunc(c.Interactions, func(a, b cassettes.Interaction) int {
 		ja, _ := json.Marshal(a)
