@@ -238,6 +238,11 @@ func (h *harImport) entry(i int, raw json.RawMessage) error {
 	if form != "sse" {
 		return nil
 	}
+	if len(bytes.TrimSpace(respBody)) == 0 && isPost {
+		// Browsers leave the body of a stream out of their HAR when they
+		// did not keep it.
+		h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: the event stream's body is not in the HAR: its messages are missing", where))
+	}
 	return h.stream(where, e.Request.Method, ex, session, respBody, at, end)
 }
 

@@ -146,6 +146,7 @@ func TestImportHARForms(t *testing.T) {
 		harEntryOf("05.000", "GET", "/mcp", sid, "", 200, "text/event-stream", "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\nid: g1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n", ""),
 		harEntryOf("06.000", "POST", "/mcp", sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call"}`, 401, "text/plain", "no token", ""),
 		harEntryOf("07.000", "DELETE", "/mcp", sid, "", 200, "", "", ""),
+		harEntryOf("08.000", "POST", "/mcp", sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call"}`, 200, "text/event-stream", "", ""),
 	)
 	cp, err := ImportHAR("forms.har", har)
 	if err != nil {
@@ -160,6 +161,7 @@ func TestImportHARForms(t *testing.T) {
 		"server ex6 get event g1 notifications/tools/list_changed",
 		"client ex7 tools/call", "server ex7 response 401 none no token",
 		"server ex8 response 200 none ",
+		"client ex9 tools/call", "server ex9 response 200 sse ",
 	}
 	got := eventLines(cp)
 	for i := range got {
@@ -170,7 +172,7 @@ func TestImportHARForms(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"log.entries[0]: GET / carries no MCP; left out"}, cp.Warnings); diff != "" {
+	if diff := cmp.Diff([]string{"log.entries[0]: GET / carries no MCP; left out", "log.entries[8]: the event stream's body is not in the HAR: its messages are missing"}, cp.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	if h := cp.Events[3].HTTP.RequestHeaders; h["Mcp-Session-Id"][0] != "s1" {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -275,5 +276,40 @@ func sortInteractions(c *cassettes.Cassette) {
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)
 		return bytes.Compare(ja, jb)
+	})
+}
+
+// FuzzImportCapture feeds what each importer makes of any input to Import:
+// no panic, and the cassette saves and loads again. (An Import takes the
+// Recorder's batchDelay at least: some 100 executions a second.)
+func FuzzImportCapture(f *testing.F) {
+	seeds := map[string]string{"har": "mitmproxy-echo-stateless-2026-07-28.har", "lines": "weather-stdio-2025-11-25.lines", "mcpsnoop": "mcpsnoop-weather-stdio-2025-11-25.jsonl"}
+	for _, format := range cassettes.ImportFormats() {
+		data, err := os.ReadFile(filepath.Join("..", "cassettes", "testdata", "import", seeds[format]))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(format, data)
+	}
+	f.Fuzz(func(t *testing.T, format string, data []byte) {
+		imp := cassettes.ImporterFor(format)
+		if imp == nil {
+			return
+		}
+		cp, err := imp("fuzz", data)
+		if err != nil {
+			return
+		}
+		c, err := Import(cp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cassettes.Encode(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cassettes.Parse("imported.json", out); err != nil {
+			t.Fatalf("an imported cassette does not load: %v\n%s", err, out)
+		}
 	})
 }
