@@ -205,6 +205,10 @@ func (h *harImport) entry(i int, raw json.RawMessage) error {
 	}
 	ex := uint64(i + 1)
 	where := fmt.Sprintf("log.entries[%d]", i)
+	// The response's headers came after the request was sent and the
+	// server thought; a HAR has no time for each event of a stream.
+	at := start.Add(ms(e.Timings.Blocked) + ms(e.Timings.DNS) + ms(e.Timings.Connect) + ms(e.Timings.Send) + ms(e.Timings.Wait))
+	end := start.Add(ms(e.Time))
 	if isPost && len(body) > 0 {
 		ev := CaptureEvent{From: FromClient, At: start, Data: body,
 			HTTP: &CaptureHTTP{Exchange: ex, URL: u.RequestURI(), RequestHeaders: reqH}}
@@ -212,14 +216,10 @@ func (h *harImport) entry(i int, raw json.RawMessage) error {
 			h.cp.Warnings = append(h.cp.Warnings, fmt.Sprintf("%s: request.postData: not JSON-RPC (%s); kept as raw text", where, why))
 		}
 		h.add(ev, 0)
-		h.notePost(body, start, start.Add(ms(e.Timings.Blocked)+ms(e.Timings.DNS)+ms(e.Timings.Connect)+ms(e.Timings.Send)+ms(e.Timings.Wait)))
+		h.notePost(body, start, at)
 	}
-	// The response's headers came after the request was sent and the
-	// server thought; HAR has no time for each event of a stream.
-	at := start.Add(ms(e.Timings.Blocked) + ms(e.Timings.DNS) + ms(e.Timings.Connect) + ms(e.Timings.Send) + ms(e.Timings.Wait))
-	end := start.Add(ms(e.Time))
 	form := harForm(ct, e.Response.Status, respBody)
-	session := http.Header(reqH).Get(mcp.HeaderSessionID) + "\x00" + http.Header(respH).Get(mcp.HeaderSessionID)
+	session := cmp.Or(http.Header(reqH).Get(mcp.HeaderSessionID), http.Header(respH).Get(mcp.HeaderSessionID))
 	if e.Request.Method != http.MethodGet {
 		note := &CaptureHTTP{Exchange: ex, Response: true, Status: e.Response.Status, Form: form, ResponseHeaders: respH}
 		trimmed := bytes.TrimSpace(respBody)
