@@ -16,7 +16,7 @@ import (
 
 func (e *env) cassette(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("cassette needs a subcommand: lint, show, redact, verify or diff")
+		return usagef("cassette needs a subcommand: lint, show, redact, verify, diff or import")
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
@@ -32,8 +32,10 @@ func (e *env) cassette(ctx context.Context, args []string) error {
 		return e.cassetteVerify(ctx, args[1:])
 	case "diff":
 		return e.cassetteDiff(args[1:])
+	case "import":
+		return e.cassetteImport(args[1:])
 	}
-	return usagef("unknown cassette subcommand %q (want lint, show, redact, verify or diff)", args[0])
+	return usagef("unknown cassette subcommand %q (want lint, show, redact, verify, diff or import)", args[0])
 }
 
 const cassetteUsage = `mcpmock cassette works on cassette files.
@@ -44,6 +46,7 @@ Usage:
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE [flags] -- COMMAND   the drift check against the live server (or --upstream URL)
   mcpmock cassette diff [--json] [--breaking] A B          what changed between two cassettes (exit 1 if anything did)
+  mcpmock cassette import --from FORMAT FILE -c CASSETTE   a cassette from a HAR, a line log or an mcpsnoop trace
 
 Run 'mcpmock cassette SUBCOMMAND --help' for the flags and examples of one.
 `

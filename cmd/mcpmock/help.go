@@ -82,6 +82,14 @@ difference, and replay then exits 1 (a miss fails CI).
   mcpmock cassette diff --json old.json new.json | jq '.changes[] | select(.breaking)'
       the changes as JSON
 `
+	case "cassette import":
+		return `  mcpmock cassette import --from har session.har -c testdata/session.json
+      a HAR of a browser's or a proxy's (mitmproxy, Charles, Fiddler) MCP traffic, as record would have written it
+  mcpmock cassette import --from mcpsnoop trace.jsonl -c weather.json --keep-timing
+      an mcpsnoop --trace-file, keeping its time offsets (for replay --latency recorded)
+  mcpmock cassette import --from lines session.log -c weather.json --force --redact-value "$API_KEY"
+      "> " and "< " lines; replace the cassette, hiding one more secret
+`
 	case "cassette verify":
 		return `  mcpmock cassette verify -c weather.json -- weather-server
       send the cassette's requests to the live server; exit 1 for a change that breaks a client

@@ -146,6 +146,7 @@ Usage:
   mcpmock cassette redact -c CASSETTE [flags]              apply redaction rules to a cassette in place
   mcpmock cassette verify -c CASSETTE -- COMMAND           the drift check against the live server (or --upstream URL)
   mcpmock cassette diff A B                                what changed from cassette A to B (--json, --breaking)
+  mcpmock cassette import --from FORMAT FILE -c CASSETTE   a cassette from a HAR, a line log or an mcpsnoop trace
   mcpmock version
 
 Run 'mcpmock COMMAND --help' for the flags of a command.

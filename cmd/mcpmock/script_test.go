@@ -150,8 +150,7 @@ func TestScript(t *testing.T) {
 // line" of DESIGN.md, by the name the scripts use in [gap:NAME]: what the
 // contract says, and what the binary does instead.
 var knownGaps = map[string]string{
-	"cassette-import": "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
-	"pin":             "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
+	"pin": "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
 }
 
 // scriptCommands are the programs this test binary can be, by the name a
