@@ -183,6 +183,10 @@ type fakePrompter struct{ answers chan bool }
 
 func (f fakePrompter) Confirm(ctx context.Context, c Call) (bool, error) { return <-f.answers, nil }
 
+func (f fakePrompter) ConfirmChange(ctx context.Context, c Change) (bool, error) {
+	return <-f.answers, nil
+}
+
 func TestHoldResolves(t *testing.T) {
 	p := fakePrompter{make(chan bool, 2)}
 	g := newGuard(t, &Options{Confirm: []string{"rm"}, Prompter: p})
@@ -203,6 +207,12 @@ func TestHoldResolves(t *testing.T) {
 type silentPrompter struct{ asked chan string }
 
 func (s silentPrompter) Confirm(ctx context.Context, c Call) (bool, error) {
+	s.asked <- c.Tool
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+func (s silentPrompter) ConfirmChange(ctx context.Context, c Change) (bool, error) {
 	s.asked <- c.Tool
 	<-ctx.Done()
 	return false, ctx.Err()

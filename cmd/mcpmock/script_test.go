@@ -152,7 +152,6 @@ func TestScript(t *testing.T) {
 var knownGaps = map[string]string{
 	"cassette-diff":   "mcpmock cassette diff A B exits 0 or 1 as diff(1) does (2 for trouble); the subcommand is unknown",
 	"cassette-import": "mcpmock cassette import --from har|mcpsnoop|lines FILE -c CASSETTE; the subcommand is unknown",
-	"pin":             "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
 }
 
 // scriptCommands are the programs this test binary can be, by the name a
