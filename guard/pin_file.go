@@ -195,7 +195,8 @@ func parsePin(path string, data []byte) (*pinFile, error) {
 	}
 	seen := map[string]bool{}
 	for i, t := range p.Tools {
-		fp, _, err := Fingerprint(t.Definition)
+		fp, canon, err := Fingerprint(t.Definition)
+		p.Tools[i].Definition = canon
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("pin file %q: tools[%d] (%q): %w: %v", path, i, t.Name, ErrPinFile, err)
