@@ -25,8 +25,8 @@ func TestFingerprintStable(t *testing.T) {
 		t.Errorf("canonical form\n got %s\nwant %s", canon, want)
 	}
 	same := map[string]string{
-		"key order": `{"annotations":{"readOnlyHint":true},"inputSchema":{"required":["text"],"properties":{"text":{"type":"string"}},"type":"object"},"description":"Echo back","name":"echo"}`,
-		"whitespace": "{\n  \"name\": \"echo\",\n\t\"description\" : \"Echo back\",\n  \"inputSchema\": { \"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [ \"text\" ] },\n  \"annotations\": {\"readOnlyHint\": true}\n}",
+		"key order":   `{"annotations":{"readOnlyHint":true},"inputSchema":{"required":["text"],"properties":{"text":{"type":"string"}},"type":"object"},"description":"Echo back","name":"echo"}`,
+		"whitespace":  "{\n  \"name\": \"echo\",\n\t\"description\" : \"Echo back\",\n  \"inputSchema\": { \"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [ \"text\" ] },\n  \"annotations\": {\"readOnlyHint\": true}\n}",
 		"not pinned":  `{"name":"echo","description":"Echo back","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true},"icons":[{"src":"x.png"}],"_meta":{"a":1},"execution":{"taskSupport":"optional"}}`,
 		"null member": `{"name":"echo","title":null,"outputSchema":null,"description":"Echo back","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}`,
 	}
