@@ -44,6 +44,9 @@ type Options struct {
 	Deny []string
 	// Confirm are patterns of the calls a person must allow: tool globs, or
 	// "destructive" for tools that may be destructive (see TrustServer).
+	// With PinFile, a changed or new tool definition that a pattern
+	// matches is put to the person too; "pin" (PinConfirm) matches every
+	// such definition and no call.
 	Confirm []string
 	// TrustServer trusts the server's tool annotations. Untrusted, they are
 	// shown as hints and can only add caution: "destructive" then matches

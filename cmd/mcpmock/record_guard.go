@@ -43,7 +43,7 @@ func (f *guardFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "guard", false, "guard the tap: log the exposed tools and every call, check results against outputSchema (implied by the other guard flags)")
 	fs.StringSliceVar(&f.allow, "allow-tools", nil, "only these tools (comma-separated globs, repeatable) are listed and callable")
 	fs.StringSliceVar(&f.deny, "deny-tools", nil, "hide these tools (globs) from tools/list and refuse calls to them with -32602")
-	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"); no terminal denies")
+	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"), and about their changed --pin definitions (\"pin\": about every changed definition, no call); no terminal denies")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", 2*time.Minute, "deny a call that --confirm holds when no one answers within `DURATION` (0: wait as long as the client does)")
 	fs.BoolVar(&f.trustServer, "trust-server", false, "trust the server's tool annotations (readOnlyHint, destructiveHint...) for --confirm destructive")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a tools/call the server has not answered within `DURATION` with a tool error, and cancel it upstream")
