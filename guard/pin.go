@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // Decisions about tool definitions in the audit log (Options.PinFile).
@@ -94,11 +95,17 @@ func newPinner(path string, update bool, source string) (*pinner, error) {
 // pinned says where the pin file is, for messages.
 func (g *Guard) pinRef() string { return fmt.Sprintf("the pin file %s", g.pin.path) }
 
-// noteServer remembers the serverInfo of an initialize or server/discover
-// answer, for a pin file written later, and warns when a pin of another
-// server is enforced.
+// noteServer remembers the serverInfo of an initialize answer (or the
+// _meta "io.modelcontextprotocol/serverInfo" of a 2026-07-28 result), for a
+// pin file written later, and warns when a pin of another server is
+// enforced.
 func (g *Guard) noteServer(result json.RawMessage) {
 	info, _ := jsonrpc.Member(result, "serverInfo")
+	if info == nil {
+		if meta, _ := jsonrpc.Member(result, "_meta"); meta != nil {
+			info, _ = jsonrpc.Member(meta, mcp.MetaServerInfo)
+		}
+	}
 	var s struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
@@ -337,6 +344,7 @@ func (g *Guard) pinCall(k key, ev event, inBatch bool, then func(ctx context.Con
 			case <-wait:
 			case <-t.C:
 				g.log.Warn(fmt.Sprintf("guard: the server did not answer the guard's own tools/list within %s; tool %s is judged by its name", pinListWait, ev.Tool))
+				g.pinOwnAbandon(wait)
 			case <-ctx.Done():
 			}
 			if st, _ := g.pinStateOf(ev.Tool); st == pinUnlisted {
@@ -403,6 +411,17 @@ func (g *Guard) pinOwnList(session string) (<-chan struct{}, []byte) {
 	ol.meta = g.latestMeta
 	g.mu.Unlock()
 	return ol.done, g.listOwn(session, ol, "")
+}
+
+// pinOwnAbandon forgets the guard's own listing whose end is wait, which
+// the server never finished: the next call lists again.
+func (g *Guard) pinOwnAbandon(wait <-chan struct{}) {
+	p := g.pin
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.own != nil && (<-chan struct{})(p.own.done) == wait {
+		p.own = nil
+	}
 }
 
 // pinOwnDone ends the guard's own listing ol (done or failed).

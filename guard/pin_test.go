@@ -472,3 +472,16 @@ inputSchema:
 		t.Errorf("diff =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestPinServerInfo2026: the serverInfo of a 2026-07-28 result's _meta
+// names the server in a pin written anew.
+func TestPinServerInfo2026(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.pin")
+	g := newGuard(t, &Options{PinFile: path})
+	g.FromServer("", []byte(`{"jsonrpc":"2.0","id":0,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"weather-2026","version":"2.0"}}}}`))
+	listPage(t, g, 1, "", "", echoV1)
+	p, err := loadPin(path)
+	if err != nil || p.Server.Name != "weather-2026" || p.Server.Version != "2.0" {
+		t.Errorf("pin server = %+v, %v", p.Server, err)
+	}
+}
