@@ -92,7 +92,7 @@ func newPinner(path string, update bool, source string) (*pinner, error) {
 	return p, nil
 }
 
-// pinned says where the pin file is, for messages.
+// pinRef names the pin file, for messages.
 func (g *Guard) pinRef() string { return fmt.Sprintf("the pin file %s", g.pin.path) }
 
 // noteServer remembers the serverInfo of an initialize answer (or the
@@ -223,9 +223,11 @@ func (g *Guard) pinListed(names map[string]bool) {
 	p := g.pin
 	p.mu.Lock()
 	var gone []string
-	for name := range p.pinned {
+	fps := map[string]string{}
+	for name, t := range p.pinned {
 		if !names[name] && !p.reported["gone\x00"+name] {
 			gone = append(gone, name)
+			fps[name] = t.Fingerprint
 		}
 	}
 	slices.Sort(gone)
@@ -251,14 +253,8 @@ func (g *Guard) pinListed(names map[string]bool) {
 	}
 	for _, name := range gone {
 		g.log.Warn(fmt.Sprintf("⚑ tool %s: pinned, but %s", name, reason), slog.String("tool", name), slog.String("guard", DecisionPinRemoved))
-		g.decidePin(name, DecisionPinRemoved, "--pin "+p.path, reason, "", p.pinnedFP(name))
+		g.decidePin(name, DecisionPinRemoved, "--pin "+p.path, reason, "", fps[name])
 	}
-}
-
-func (p *pinner) pinnedFP(name string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pinned[name].Fingerprint
 }
 
 // saveLocked writes the pin file from pinned; p.mu is held.
@@ -388,7 +384,6 @@ func (g *Guard) pinUnlistedCall(k key, ev event) *Verdict {
 		return nil
 	}
 	why := fmt.Sprintf("tool %q is not in %s and the server has not listed it", ev.Tool, g.pinRef())
-	ev.pinned = ""
 	g.decide(ev, DecisionDeny, "--pin "+p.path, why)
 	v := Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q was refused: it is not in %s and the server has not listed it; it was not made", ev.Tool, g.pinRef()))}
 	return &v
