@@ -344,6 +344,15 @@ func TestOwnListMeta2026(t *testing.T) {
 	if v := g.FromServer("", []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); strings.Contains(string(v.ToServer), "_meta") {
 		t.Errorf("own tools/list of the stateful era = %s, want no _meta", v.ToServer)
 	}
+	// A client that probed with server/discover (2026-07-28) and fell back
+	// to initialize speaks the stateful era: no _meta (a stateful server
+	// refuses a request of 2026-07-28 on its session).
+	g = newGuard(t, nil)
+	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":`+meta("prober")+`}}`))
+	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"prober","version":"1"}}}`))
+	if v := g.FromServer("", []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); strings.Contains(string(v.ToServer), "_meta") {
+		t.Errorf("own tools/list after a probe and initialize = %s, want no _meta", v.ToServer)
+	}
 }
 
 // TestBatchCallTimeout: the calls of a batch share one clock; when it runs

@@ -300,3 +300,38 @@ func sameDecisions(got, want []string) bool {
 	return slices.Equal(a, b) && len(got) == len(want) &&
 		slices.Index(got, "echo pin-blocked") < slices.Index(got, "echo deny")
 }
+
+// TestPinCallBeforeList: a client that calls a tool without listing the
+// tools (it remembers them from before) still meets the pin: the guard
+// lists the tools itself first, and the call waits for it. The first
+// session writes the pin that way; on the second the changed echo is
+// refused and add goes through. On every tap pairing (over Streamable
+// HTTP the POST of the call carries the guard's own tools/list).
+func TestPinCallBeforeList(t *testing.T) {
+	for _, pairing := range pinPairings {
+		for _, peer := range []struct{ server, client string }{{"gosdk", "gosdk"}, {"mcpgo", "mcpgo"}} {
+			t.Run(pairing+"/"+peer.server, func(t *testing.T) {
+				t.Parallel()
+				pin := filepath.Join(t.TempDir(), "server.pin")
+				for i, desc := range []string{echoTrusted, echoPulled} {
+					c, _, end := startPin(t, pairing, peer.server, peer.client, desc, nil, "--pin", pin)
+					ctx := testContext(t)
+					text, isErr, code, err := c.call(ctx, "echo", map[string]any{"text": "hello"})
+					if sum, sumErr, _, err := c.call(ctx, "add", map[string]any{"a": 1, "b": 2}); err != nil || sumErr || sum != "3" {
+						t.Errorf("session %d: add = %q, %v, %v", i+1, sum, sumErr, err)
+					}
+					end()
+					if err != nil || code != 0 {
+						t.Fatalf("session %d: echo: code %d, %v", i+1, code, err)
+					}
+					if i == 0 && (isErr || text != "hello" || len(readPin(t, pin)) != 2) {
+						t.Errorf("first session: echo = %q (isError %v), pin %v", text, isErr, readPin(t, pin))
+					}
+					if i == 1 && (!isErr || !strings.Contains(text, `the call to tool "echo" was refused: its description changed`)) {
+						t.Errorf("second session: echo = %q (isError %v), want the pin's tool error", text, isErr)
+					}
+				}
+			})
+		}
+	}
+}
