@@ -485,3 +485,29 @@ func TestPinServerInfo2026(t *testing.T) {
 		t.Errorf("pin server = %+v, %v", p.Server, err)
 	}
 }
+
+// FuzzParsePin: a pin file of any content is refused with ErrPinFile or
+// read; what is read writes back to a file that reads the same.
+func FuzzParsePin(f *testing.F) {
+	p := &pinFile{Version: PinVersion, Server: pinServer{Name: "s"}}
+	for _, def := range []string{echoV1, addV1} {
+		fp, canon, _ := Fingerprint([]byte(def))
+		p.Tools = append(p.Tools, pinnedTool{Name: pinnedName(canon), Fingerprint: fp, Definition: canon})
+	}
+	f.Add(p.encode())
+	f.Add([]byte(`{"version": 1, "tools": []}`))
+	f.Add([]byte(`{"version": 1,`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parsePin("f.pin", data)
+		if err != nil {
+			if !errors.Is(err, ErrPinFile) {
+				t.Fatalf("error without ErrPinFile: %v", err)
+			}
+			return
+		}
+		again, err := parsePin("f.pin", got.encode())
+		if err != nil || len(again.Tools) != len(got.Tools) {
+			t.Fatalf("a pin read does not read back: %v", err)
+		}
+	})
+}
