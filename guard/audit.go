@@ -28,6 +28,11 @@ type AuditRecord struct {
 	// "prompt", or the flag ("--deny-tools delete_*", "--call-timeout").
 	By     string `json:"by"`
 	Reason string `json:"reason,omitempty"`
+	// Fingerprint is that of the tool's definition as the server lists it
+	// now, and Pinned that of its definition in the pin file (--pin), in
+	// the decisions about definitions and the calls the pin refused.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Pinned      string `json:"pinned,omitempty"`
 }
 
 // OpenAudit opens (or creates) an audit file for appending. Each record is
@@ -48,6 +53,9 @@ type event struct {
 	Tool    string
 	args    json.RawMessage
 	raw     []byte // the request as the client sent it
+	// fingerprint and pinned are the tool's current and pinned
+	// fingerprints, for the pin's decisions.
+	fingerprint, pinned string
 }
 
 type auditor struct {
@@ -91,7 +99,10 @@ func (a *auditor) write(ev event, decision, by, reason string) {
 	if a == nil {
 		return
 	}
-	rec := AuditRecord{Time: a.now().UTC(), Session: ev.Session, Tool: ev.Tool, Arguments: a.redact(ev), Decision: decision, By: by, Reason: reason}
+	rec := AuditRecord{Time: a.now().UTC(), Session: ev.Session, Tool: ev.Tool, Decision: decision, By: by, Reason: reason, Fingerprint: ev.fingerprint, Pinned: ev.pinned}
+	if ev.args != nil {
+		rec.Arguments = a.redact(ev)
+	}
 	if !ev.ID.IsZero() {
 		rec.ID = json.RawMessage(ev.ID)
 	}

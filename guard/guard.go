@@ -44,6 +44,9 @@ type Options struct {
 	Deny []string
 	// Confirm are patterns of the calls a person must allow: tool globs, or
 	// "destructive" for tools that may be destructive (see TrustServer).
+	// With PinFile, a changed or new tool definition that a pattern
+	// matches is put to the person too; "pin" (PinConfirm) matches every
+	// such definition and no call.
 	Confirm []string
 	// TrustServer trusts the server's tool annotations. Untrusted, they are
 	// shown as hints and can only add caution: "destructive" then matches
@@ -80,6 +83,21 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// PinFile is the trust anchor of one server's tools (record --pin):
+	// "" means no pinning. When the file is absent, the first complete
+	// tools/list is written to it; when present, every tools/list page is
+	// compared with it, and a changed or new tool is hidden from the
+	// client and its calls refused, unless a person accepts it (Confirm
+	// "pin", or a pattern that matches the tool, and a Prompter). See
+	// Fingerprint for what is pinned. New fails on a corrupt file.
+	PinFile string
+	// PinUpdate accepts the server's current definitions: the first
+	// complete tools/list rewrites the pin file.
+	PinUpdate bool
+	// PinSource names the server in a pin file written anew (its command
+	// or URL); "" leaves it out.
+	PinSource string
 }
 
 // Verdict says what to do with one message. Exactly one of Forward, Reply
@@ -92,9 +110,11 @@ type Verdict struct {
 	// Reply is the guard's own answer to the sender of the message (a
 	// refusal); the message does not go on.
 	Reply []byte
-	// Hold, when set, means the message waits for a person: call it (it may
-	// block until the person answers or ctx ends) and carry out the Verdict
-	// it returns.
+	// Hold, when set, means the message waits for a person or for an
+	// answer to ToServer: call it (it may block until the person answers
+	// or ctx ends) and carry out the Verdict it returns. A server's message
+	// is held on the goroutine that read it (a tools/list page with a
+	// changed pinned tool), so the server's messages keep their order.
 	Hold func(ctx context.Context) Verdict
 	// Timeout, when positive with Forward, is how long the server has to
 	// answer; when it passes, call Expire.
@@ -107,14 +127,36 @@ type Verdict struct {
 	// the main action (a tools/list after notifications/tools/list_changed,
 	// or its next page). Its answer comes back through FromServer, which
 	// keeps it: neither it nor its answer is the client's, nor recorded.
+	// With Hold, it is sent first: the hold waits for its answer (a call to
+	// a tool the server has not listed yet, when pinning).
 	ToServer []byte
 }
 
-// Prompter asks a person whether a tool call may go on.
+// Prompter asks a person whether a tool call may go on, and whether a
+// changed tool definition may replace its pin.
 type Prompter interface {
 	// Confirm shows the call and returns the person's answer. An error
 	// (no terminal, ctx ended) denies the call.
 	Confirm(ctx context.Context, c Call) (bool, error)
+	// ConfirmChange shows how a tool's definition differs from its pin
+	// and returns the person's answer: true pins the new definition. An
+	// error leaves the tool hidden.
+	ConfirmChange(ctx context.Context, c Change) (bool, error)
+}
+
+// Change is a tool definition that differs from its pin, as the guard
+// shows it to a person.
+type Change struct {
+	Tool    string
+	PinFile string
+	// What says what differs ("its description changed since it was
+	// pinned in server.pin", "it is a new tool, not in server.pin").
+	What string
+	// Diff is the difference, line by line: "- " pinned, "+ " now.
+	Diff string
+	// Pinned and Current are the fingerprints; Pinned is "" for a new
+	// tool.
+	Pinned, Current string
 }
 
 // Call is a tools/call as the guard shows it to a person.
@@ -141,6 +183,7 @@ type Guard struct {
 	log    *slog.Logger
 	audit  *auditor
 	schema *schemas
+	pin    *pinner // nil without Options.PinFile
 
 	mu    sync.Mutex // guards tools, calls, lists, rate, own, ownSeq, listens, latestMeta
 	tools map[string]*tool
@@ -200,11 +243,17 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{
+	g := &Guard{
 		o: o, log: o.Logger, audit: a, schema: newSchemas(),
 		tools: map[string]*tool{}, calls: map[key]*call{}, lists: map[key]bool{}, rate: map[string][]time.Time{},
 		own: map[key]*ownList{}, listens: map[key]json.RawMessage{}, prompt: make(chan struct{}, 1),
-	}, nil
+	}
+	if o.PinFile != "" {
+		if g.pin, err = newPinner(o.PinFile, o.PinUpdate, o.PinSource); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // FromClient decides about one message from the client. session keeps
@@ -256,21 +305,38 @@ func (g *Guard) fromClient(session string, raw []byte, inBatch bool) Verdict {
 		g.decide(ev, DecisionDeny, by, "the tool is not allowed; answered as an unknown tool")
 		return Verdict{Reply: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name)})}
 	}
-	if by, wait := g.limited(p.Name); by != "" {
-		g.decide(ev, DecisionRateLimited, by, fmt.Sprintf("retry in %s", wait))
-		return Verdict{Reply: toolError(msg.ID, fmt.Sprintf("mcpmock guard: the call to tool %q was refused: its rate limit (%s) is reached; retry in %s", p.Name, by, wait))}
+	if g.pin != nil {
+		if v := g.pinCall(k, ev, inBatch, func(ctx context.Context) Verdict {
+			v := g.policyCall(k, ev, inBatch)
+			if v.Hold != nil {
+				return v.Hold(ctx)
+			}
+			return v
+		}); v != nil {
+			return *v
+		}
 	}
-	if by := g.needsConfirm(p.Name); by != "" {
+	return g.policyCall(k, ev, inBatch)
+}
+
+// policyCall decides about a call that the tool lists and the pin allow:
+// its rate limit, its confirmation.
+func (g *Guard) policyCall(k key, ev event, inBatch bool) Verdict {
+	if by, wait := g.limited(ev.Tool); by != "" {
+		g.decide(ev, DecisionRateLimited, by, fmt.Sprintf("retry in %s", wait))
+		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q was refused: its rate limit (%s) is reached; retry in %s", ev.Tool, by, wait))}
+	}
+	if by := g.needsConfirm(ev.Tool); by != "" {
 		if inBatch {
 			g.decide(ev, DecisionDeny, by, "a call in a batch cannot be confirmed")
-			return Verdict{Reply: toolError(msg.ID, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation, which a call in a batch cannot get; it was not made", p.Name))}
+			return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation, which a call in a batch cannot get; it was not made", ev.Tool))}
 		}
-		g.log.Warn(fmt.Sprintf("⚑ tools/call %s %s — waiting for confirmation (%s)", p.Name, short(p.Arguments, 120), by),
-			slog.String("tool", p.Name), slog.String("guard", "hold"))
+		g.log.Warn(fmt.Sprintf("⚑ tools/call %s %s — waiting for confirmation (%s)", ev.Tool, short(ev.args, 120), by),
+			slog.String("tool", ev.Tool), slog.String("guard", "hold"))
 		return Verdict{Hold: func(ctx context.Context) Verdict { return g.confirm(ctx, k, ev, by) }}
 	}
 	g.decide(ev, DecisionAllow, "policy", "")
-	return g.forwardCall(k, ev, raw)
+	return g.forwardCall(k, ev, ev.raw)
 }
 
 // forwardCall passes a call on and starts its clock.
@@ -299,7 +365,8 @@ func (g *Guard) confirm(ctx context.Context, k key, ev event, by string) Verdict
 		g.decide(ev, DecisionDeny, "no terminal", "confirmation needed ("+by+") and no terminal to ask on")
 		return Verdict{Reply: toolError(k.id, fmt.Sprintf("mcpmock guard: the call to tool %q needs a person's confirmation and there is no terminal to ask on; it was denied and not made", ev.Tool))}
 	}
-	ok, err := g.ask(ctx, Call{Tool: ev.Tool, Arguments: ev.args, Hints: g.hints(ev.Tool)})
+	c := Call{Tool: ev.Tool, Arguments: ev.args, Hints: g.hints(ev.Tool)}
+	ok, err := g.ask(ctx, func(ctx context.Context) (bool, error) { return g.o.Prompter.Confirm(ctx, c) })
 	if errors.Is(err, ErrConfirmTimeout) {
 		d := g.o.ConfirmTimeout
 		g.decide(ev, DecisionDeny, "timeout", fmt.Sprintf("no answer at the terminal within %s (--confirm-timeout)", d))
@@ -325,7 +392,7 @@ var ErrConfirmTimeout = errors.New("no answer within --confirm-timeout")
 // ask puts one question at a time to the person, within ConfirmTimeout
 // (the wait for an earlier question included). It returns ErrConfirmTimeout
 // when the time is up.
-func (g *Guard) ask(ctx context.Context, c Call) (bool, error) {
+func (g *Guard) ask(ctx context.Context, question func(context.Context) (bool, error)) (bool, error) {
 	if g.o.ConfirmTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, g.o.ConfirmTimeout, ErrConfirmTimeout)
@@ -337,7 +404,7 @@ func (g *Guard) ask(ctx context.Context, c Call) (bool, error) {
 		return false, context.Cause(ctx)
 	}
 	defer func() { <-g.prompt }()
-	ok, err := g.o.Prompter.Confirm(ctx, c)
+	ok, err := question(ctx)
 	if err != nil && errors.Is(context.Cause(ctx), ErrConfirmTimeout) {
 		return false, ErrConfirmTimeout
 	}
@@ -380,6 +447,9 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	default:
 		return Verdict{Forward: raw}
 	}
+	if g.pin != nil && msg.Result != nil {
+		g.noteServer(msg.Result)
+	}
 	k := key{session, msg.ID}
 	g.mu.Lock()
 	ol := g.own[k]
@@ -397,7 +467,7 @@ func (g *Guard) fromServer(session string, raw []byte) Verdict {
 	g.mu.Unlock()
 	switch {
 	case isList && msg.Result != nil:
-		return Verdict{Forward: g.filterList(msg, raw)}
+		return g.listed(msg, raw)
 	case c != nil && c.expired:
 		g.log.Warn(fmt.Sprintf("guard: the late answer of tool %s (id %s) was dropped: the client was already told it timed out", c.tool, msg.ID))
 		return Verdict{}

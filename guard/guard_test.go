@@ -183,6 +183,10 @@ type fakePrompter struct{ answers chan bool }
 
 func (f fakePrompter) Confirm(ctx context.Context, c Call) (bool, error) { return <-f.answers, nil }
 
+func (f fakePrompter) ConfirmChange(ctx context.Context, c Change) (bool, error) {
+	return <-f.answers, nil
+}
+
 func TestHoldResolves(t *testing.T) {
 	p := fakePrompter{make(chan bool, 2)}
 	g := newGuard(t, &Options{Confirm: []string{"rm"}, Prompter: p})
@@ -203,6 +207,12 @@ func TestHoldResolves(t *testing.T) {
 type silentPrompter struct{ asked chan string }
 
 func (s silentPrompter) Confirm(ctx context.Context, c Call) (bool, error) {
+	s.asked <- c.Tool
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+func (s silentPrompter) ConfirmChange(ctx context.Context, c Change) (bool, error) {
 	s.asked <- c.Tool
 	<-ctx.Done()
 	return false, ctx.Err()
@@ -333,6 +343,15 @@ func TestOwnListMeta2026(t *testing.T) {
 	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`))
 	if v := g.FromServer("", []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); strings.Contains(string(v.ToServer), "_meta") {
 		t.Errorf("own tools/list of the stateful era = %s, want no _meta", v.ToServer)
+	}
+	// A client that probed with server/discover (2026-07-28) and fell back
+	// to initialize speaks the stateful era: no _meta (a stateful server
+	// refuses a request of 2026-07-28 on its session).
+	g = newGuard(t, nil)
+	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":`+meta("prober")+`}}`))
+	g.FromClient("", []byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"prober","version":"1"}}}`))
+	if v := g.FromServer("", []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); strings.Contains(string(v.ToServer), "_meta") {
+		t.Errorf("own tools/list after a probe and initialize = %s, want no _meta", v.ToServer)
 	}
 }
 

@@ -34,16 +34,15 @@ func requestMeta(params json.RawMessage) json.RawMessage {
 
 // noteMeta remembers the per-request fields of a client request: the
 // latest request's, and each open subscriptions/listen's (until the server
-// answers it), for the guard's own requests.
+// answers it), for the guard's own requests. A request without them (an
+// initialize after a server/discover probe) makes the latest nil: the
+// session is of the stateful era, where they do not belong.
 func (g *Guard) noteMeta(k key, msg *jsonrpc.Message) {
 	meta := requestMeta(msg.Params)
-	if meta == nil {
-		return
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.latestMeta = meta
-	if msg.Method != "subscriptions/listen" {
+	if meta == nil || msg.Method != "subscriptions/listen" {
 		return
 	}
 	if len(g.listens) >= maxListens {

@@ -106,6 +106,9 @@ func (g *Guard) limited(name string) (string, time.Duration) {
 // needsConfirm says which pattern asks for a person, or "".
 func (g *Guard) needsConfirm(name string) string {
 	for _, p := range g.o.Confirm {
+		if p == PinConfirm {
+			continue // about definitions, not calls
+		}
 		if p == Destructive {
 			if g.destructive(name) {
 				return "--confirm destructive"
@@ -193,22 +196,35 @@ func (g *Guard) describe(a annotations) string {
 	return s
 }
 
-// filterList logs the tools of a tools/list page, remembers their
-// annotations and outputSchema, and removes the tools that are not allowed.
-func (g *Guard) filterList(msg *jsonrpc.Message, raw []byte) []byte {
+// listed takes in a page of the client's tools/list: the pin judges it
+// (when pinning), then filterList.
+func (g *Guard) listed(msg *jsonrpc.Message, raw []byte) Verdict {
 	var res struct {
-		Tools []json.RawMessage `json:"tools"`
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor string            `json:"nextCursor"`
 	}
 	if json.Unmarshal(msg.Result, &res) != nil {
-		return raw
+		return Verdict{Forward: raw}
 	}
+	if g.pin == nil {
+		return Verdict{Forward: g.filterList(msg, raw, res.Tools, nil)}
+	}
+	live := g.pinPage(res.Tools)
+	g.pinClientPage(live, res.NextCursor == "")
+	return g.pinFilterPage(msg, raw, res.Tools, live)
+}
+
+// filterList logs the tools of a tools/list page, remembers their
+// annotations and outputSchema, and removes the tools that are not allowed
+// or (trusted, when not nil, says which) not trusted by the pin.
+func (g *Guard) filterList(msg *jsonrpc.Message, raw []byte, tools []json.RawMessage, trusted func(i int) bool) []byte {
 	var kept []json.RawMessage
-	for _, rt := range res.Tools {
-		if _, ok := g.expose(rt); ok {
+	for i, rt := range tools {
+		if _, ok := g.expose(rt, trusted == nil || trusted(i)); ok {
 			kept = append(kept, rt)
 		}
 	}
-	if len(kept) == len(res.Tools) {
+	if len(kept) == len(tools) {
 		return raw
 	}
 	if kept == nil {
@@ -227,7 +243,8 @@ func (g *Guard) filterList(msg *jsonrpc.Message, raw []byte) []byte {
 
 // expose logs one tool of a tools/list answer and remembers its
 // annotations and outputSchema; it says whether the client may see it.
-func (g *Guard) expose(rt json.RawMessage) (name string, ok bool) {
+// pinned says whether the pin trusts the tool's definition.
+func (g *Guard) expose(rt json.RawMessage, pinned bool) (name string, ok bool) {
 	var t struct {
 		Name         string          `json:"name"`
 		Annotations  annotations     `json:"annotations"`
@@ -238,6 +255,10 @@ func (g *Guard) expose(rt json.RawMessage) (name string, ok bool) {
 	}
 	if by := g.refused(t.Name); by != "" {
 		g.log.Info(fmt.Sprintf("⚑ tool %s: hidden from the client (%s)", t.Name, by), slog.String("tool", t.Name), slog.String("guard", "hidden"))
+		return t.Name, false
+	}
+	if !pinned {
+		g.log.Info(fmt.Sprintf("⚑ tool %s: hidden from the client (--pin %s)", t.Name, g.pin.path), slog.String("tool", t.Name), slog.String("guard", "hidden"))
 		return t.Name, false
 	}
 	g.mu.Lock()

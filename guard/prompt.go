@@ -57,6 +57,30 @@ func (t *Terminal) start() {
 
 // Confirm asks whether the call may go on.
 func (t *Terminal) Confirm(ctx context.Context, c Call) (bool, error) {
+	var args bytes.Buffer
+	if json.Indent(&args, c.Arguments, "    ", "  ") != nil {
+		args.Reset()
+		args.Write(c.Arguments)
+	}
+	q := fmt.Sprintf("\nmcpmock guard: the client wants to call tool %q\n  hints: %s\n  arguments: %s\nAllow this call? [y/N] ",
+		c.Tool, c.Hints, args.String())
+	return t.question(ctx, q, "allowed", "denied", "the call was withdrawn before an answer")
+}
+
+// ConfirmChange asks whether a changed tool definition replaces its pin.
+func (t *Terminal) ConfirmChange(ctx context.Context, c Change) (bool, error) {
+	fps := "now " + c.Current
+	if c.Pinned != "" {
+		fps = "pinned " + c.Pinned + ", " + fps
+	}
+	q := fmt.Sprintf("\nmcpmock guard: tool %q: %s\n  %s\n  (%s)\nShow it to the client and pin it in %s? [y/N] ",
+		c.Tool, c.What, strings.ReplaceAll(c.Diff, "\n", "\n  "), fps, c.PinFile)
+	return t.question(ctx, q, "pinned", "kept hidden", "the question was withdrawn before an answer: kept hidden")
+}
+
+// question shows q (lines end in "\n", written as "\r\n" for a terminal
+// in raw mode) and waits for y or yes; yes and no say what the answer did.
+func (t *Terminal) question(ctx context.Context, q, yes, no, withdrawn string) (bool, error) {
 	t.once.Do(t.start)
 	// Forget what was typed before the question.
 	for drained := false; !drained; {
@@ -69,34 +93,28 @@ func (t *Terminal) Confirm(ctx context.Context, c Call) (bool, error) {
 			drained = true
 		}
 	}
-	var args bytes.Buffer
-	if json.Indent(&args, c.Arguments, "    ", "  ") != nil {
-		args.Reset()
-		args.Write(c.Arguments)
-	}
 	if t.Pause != nil {
 		t.Pause.Hold()
 		defer t.Pause.Release()
 	}
-	fmt.Fprintf(t.rw, "\r\nmcpmock guard: the client wants to call tool %q\r\n  hints: %s\r\n  arguments: %s\r\nAllow this call? [y/N] ",
-		c.Tool, c.Hints, strings.ReplaceAll(args.String(), "\n", "\r\n"))
+	fmt.Fprint(t.rw, strings.ReplaceAll(q, "\n", "\r\n"))
 	select {
 	case l, ok := <-t.lines:
 		if !ok {
 			return false, ErrNoAnswer
 		}
-		yes := strings.EqualFold(l, "y") || strings.EqualFold(l, "yes")
-		if yes {
-			fmt.Fprint(t.rw, "mcpmock guard: allowed\r\n")
+		ok = strings.EqualFold(l, "y") || strings.EqualFold(l, "yes")
+		if ok {
+			fmt.Fprintf(t.rw, "mcpmock guard: %s\r\n", yes)
 		} else {
-			fmt.Fprint(t.rw, "mcpmock guard: denied\r\n")
+			fmt.Fprintf(t.rw, "mcpmock guard: %s\r\n", no)
 		}
-		return yes, nil
+		return ok, nil
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), ErrConfirmTimeout) {
-			fmt.Fprint(t.rw, "\r\nmcpmock guard: no answer in time (--confirm-timeout): denied\r\n")
+			fmt.Fprintf(t.rw, "\r\nmcpmock guard: no answer in time (--confirm-timeout): %s\r\n", no)
 		} else {
-			fmt.Fprint(t.rw, "\r\nmcpmock guard: the call was withdrawn before an answer\r\n")
+			fmt.Fprintf(t.rw, "\r\nmcpmock guard: %s\r\n", withdrawn)
 		}
 		return false, ctx.Err()
 	}

@@ -20,6 +20,8 @@ type ownList struct {
 	// meta is the per-request _meta of 2026-07-28 that each page's request
 	// carries (copied from the client's); nil in the stateful era.
 	meta json.RawMessage
+	// done, when set, is closed when the listing ends (pin.go).
+	done chan struct{}
 }
 
 // listOwn returns a tools/list request of the guard's own (the page after
@@ -51,6 +53,7 @@ func (g *Guard) listOwn(session string, ol *ownList, cursor string) []byte {
 func (g *Guard) ownListed(session string, msg *jsonrpc.Message, ol *ownList) Verdict {
 	seen := ol.seen
 	if msg.Error != nil {
+		g.pinOwnDone(ol)
 		g.log.Warn(fmt.Sprintf("guard: the server refused the guard's own tools/list: %s; the tools are known again when the client lists them", msg.Error.Error()))
 		return Verdict{}
 	}
@@ -59,16 +62,25 @@ func (g *Guard) ownListed(session string, msg *jsonrpc.Message, ol *ownList) Ver
 		NextCursor string            `json:"nextCursor"`
 	}
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		g.pinOwnDone(ol)
 		g.log.Warn(fmt.Sprintf("guard: the answer to the guard's own tools/list is not a list of tools: %v", err))
 		return Verdict{}
 	}
-	for _, rt := range res.Tools {
-		if name, _ := g.expose(rt); name != "" {
+	var live []liveName
+	if g.pin != nil {
+		live = g.pinPage(res.Tools)
+	}
+	for i, rt := range res.Tools {
+		if name, _ := g.expose(rt, live == nil || live[i].name == "" || g.trusted(live[i])); name != "" {
 			seen[name] = true
 		}
 	}
 	if res.NextCursor != "" {
 		return Verdict{ToServer: g.listOwn(session, ol, res.NextCursor)}
+	}
+	if g.pin != nil {
+		g.pinListed(seen)
+		g.pinOwnDone(ol)
 	}
 	var gone []string
 	g.mu.Lock()

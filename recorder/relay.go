@@ -94,6 +94,11 @@ func (r *relay[T]) passServer(at T, session string, msg []byte) []byte {
 		return msg
 	}
 	v := r.filter.FromServer(session, msg)
+	if v.Hold != nil {
+		// Held for a person (a tools/list page with a changed pinned
+		// tool): on the reader's goroutine, so the server's order holds.
+		v = v.Hold(r.ctx)
+	}
 	if v.ToServer != nil && !r.isClosed() {
 		r.ends.toServer(at, v.ToServer, true)
 	}
@@ -109,6 +114,9 @@ func (r *relay[T]) answer(at T, session string, msg []byte) error {
 	}
 	v := r.filter.FromClient(session, msg)
 	if v.Hold != nil {
+		if v.ToServer != nil && !r.isClosed() {
+			r.ends.toServer(at, v.ToServer, true) // what the hold waits for
+		}
 		v = v.Hold(r.ctx)
 	}
 	return r.apply(at, v)

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/guard"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/recorder"
@@ -28,6 +32,8 @@ type guardFlags struct {
 	contentTypes   []string
 	noOutputSchema bool
 	auditFile      string
+	pin            string
+	pinUpdate      bool
 
 	fs *pflag.FlagSet
 }
@@ -37,7 +43,7 @@ func (f *guardFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "guard", false, "guard the tap: log the exposed tools and every call, check results against outputSchema (implied by the other guard flags)")
 	fs.StringSliceVar(&f.allow, "allow-tools", nil, "only these tools (comma-separated globs, repeatable) are listed and callable")
 	fs.StringSliceVar(&f.deny, "deny-tools", nil, "hide these tools (globs) from tools/list and refuse calls to them with -32602")
-	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"); no terminal denies")
+	fs.StringSliceVar(&f.confirm, "confirm", nil, "ask on the terminal (/dev/tty) before calling these tools (globs, or \"destructive\"), and about their changed --pin definitions (\"pin\": about every changed definition, no call); no terminal denies")
 	fs.DurationVar(&f.confirmTimeout, "confirm-timeout", 2*time.Minute, "deny a call that --confirm holds when no one answers within `DURATION` (0: wait as long as the client does)")
 	fs.BoolVar(&f.trustServer, "trust-server", false, "trust the server's tool annotations (readOnlyHint, destructiveHint...) for --confirm destructive")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "answer a tools/call the server has not answered within `DURATION` with a tool error, and cancel it upstream")
@@ -46,6 +52,8 @@ func (f *guardFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.contentTypes, "result-content-types", nil, "withhold results with content of other types (text,image,audio,resource,resource_link)")
 	fs.BoolVar(&f.noOutputSchema, "no-output-schema-check", false, "do not check results against the tool's outputSchema")
 	fs.StringVar(&f.auditFile, "audit-file", "", "append one JSON line per guard decision to `PATH`")
+	fs.StringVar(&f.pin, "pin", "", "pin the server's tool definitions in `FILE` (one per server): written when absent; when present, hide changed or new tools and refuse their calls")
+	fs.BoolVar(&f.pinUpdate, "pin-update", false, "accept the server's current tool definitions: rewrite the --pin file from its tools/list")
 }
 
 // enabled reports whether a guard flag was given.
@@ -53,7 +61,7 @@ func (f *guardFlags) enabled() bool {
 	if f.fs == nil {
 		return false
 	}
-	for _, name := range []string{"guard", "allow-tools", "deny-tools", "confirm", "confirm-timeout", "trust-server", "call-timeout", "tool-rate-limit", "max-result-bytes", "result-content-types", "no-output-schema-check", "audit-file"} {
+	for _, name := range []string{"guard", "allow-tools", "deny-tools", "confirm", "confirm-timeout", "trust-server", "call-timeout", "tool-rate-limit", "max-result-bytes", "result-content-types", "no-output-schema-check", "audit-file", "pin", "pin-update"} {
 		if f.fs.Changed(name) {
 			return true
 		}
@@ -72,6 +80,18 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 		Allow: f.allow, Deny: f.deny, Confirm: f.confirm, ConfirmTimeout: f.confirmTimeout, TrustServer: f.trustServer,
 		CallTimeout: f.callTimeout, MaxResultBytes: f.maxResultBytes, ContentTypes: f.contentTypes,
 		NoOutputSchema: f.noOutputSchema, Logger: log,
+	}
+	if f.pinUpdate && f.pin == "" {
+		return nil, usagef("--pin-update needs --pin FILE")
+	}
+	if f.pin != "" {
+		o.PinFile, o.PinUpdate = f.pin, f.pinUpdate
+		if h.upstream != "" {
+			o.PinSource = redactURL(h.upstream)
+		} else {
+			argv, _ := cassettes.RedactArgs(f.fs.Args())
+			o.PinSource = strings.Join(argv, " ")
+		}
 	}
 	for _, s := range f.rateLimits {
 		rl, err := guard.ParseRateLimit(s)
@@ -109,6 +129,11 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 		}
 	}
 	g, err := guard.New(o)
+	var pe *fs.PathError
+	if errors.Is(err, guard.ErrPinFile) || errors.As(err, &pe) {
+		done()
+		return nil, err // trouble with a file: exit status 1
+	}
 	if err != nil {
 		done()
 		return nil, usagef("%v", err)

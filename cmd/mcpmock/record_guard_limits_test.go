@@ -302,6 +302,11 @@ func (p answeringPrompter) Confirm(ctx context.Context, c guard.Call) (bool, err
 	}
 }
 
+// ConfirmChange: this person is asked about calls only.
+func (p answeringPrompter) ConfirmChange(ctx context.Context, c guard.Change) (bool, error) {
+	return false, fmt.Errorf("answeringPrompter was asked about a changed tool %s", c.Tool)
+}
+
 // TestGuardConfirmHTTPSSE: over HTTP+SSE (2024-11-05), a call that a person
 // allows gets the server's real answer on the client's event stream, and a
 // declined one the guard's tool error there (the POSTs are answered 202).

@@ -149,9 +149,7 @@ func TestScript(t *testing.T) {
 // knownGaps are the places where the binary disagrees with the "Command
 // line" of DESIGN.md, by the name the scripts use in [gap:NAME]: what the
 // contract says, and what the binary does instead.
-var knownGaps = map[string]string{
-	"pin": "record --pin FILE writes the server's trust anchor when absent and enforces it when present; the flag is unknown",
-}
+var knownGaps = map[string]string{}
 
 // scriptCommands are the programs this test binary can be, by the name a
 // script or start runs it by (testscript.Main, TestMain).
