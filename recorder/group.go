@@ -68,6 +68,8 @@ type builder struct {
 	batches       int
 	messages      int
 	requests      int
+	// contract, when set, checks each message (contract.go).
+	contract *contract
 }
 
 // tokenAt is a progress token and the interaction it was given for.
@@ -251,6 +253,9 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 		return false
 	}
 	b.messages++
+	if b.contract != nil {
+		b.contract.message(msg, b.messages, batch > 0)
+	}
 	raw = json.RawMessage(msg.Raw)
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
