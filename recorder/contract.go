@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -153,7 +153,7 @@ func side(from cassettes.Direction) int {
 // unit starts an observed unit: it finds the scope of its messages. A
 // response note (no data) that gives a session id moves the requests of
 // its exchange into that session.
-func (c *contract) unit(o *observed) {
+func (c *contract) unit(o observed) {
 	c.from, c.note, c.header, c.cur = o.from, o.http, o.header, nil
 	if o.ended {
 		c.ended(o.http.Exchange)
@@ -265,17 +265,18 @@ func hasHeader(h http.Header, m map[string]string, name string) (string, bool) {
 // the recording, batch says it came in a batch.
 func (c *contract) message(msg *jsonrpc.Message, index int, batch bool) {
 	d := side(c.from)
+	var p params
+	if k := msg.Kind(); d == 0 && (k == jsonrpc.KindRequest || k == jsonrpc.KindNotification) {
+		p = readParams(msg)
+		if !batch {
+			c.checkHeaders(msg, &p, index)
+		}
+	}
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
-		if d == 0 && !batch {
-			c.checkHeaders(msg, index)
-		}
-		c.request(d, msg, index)
+		c.request(d, msg, &p, index)
 	case jsonrpc.KindNotification:
-		if d == 0 && !batch {
-			c.checkHeaders(msg, index)
-		}
-		c.notification(d, msg, index)
+		c.notification(d, msg, &p, index)
 	case jsonrpc.KindResponse:
 		c.answer(d, msg, index)
 	}
@@ -283,7 +284,7 @@ func (c *contract) message(msg *jsonrpc.Message, index int, batch bool) {
 
 // request checks a request for a duplicate in-flight id and a changed
 // requestState, and notes it as waiting for its answer.
-func (c *contract) request(d int, msg *jsonrpc.Message, index int) {
+func (c *contract) request(d int, msg *jsonrpc.Message, p *params, index int) {
 	s := c.cur
 	if s == nil {
 		// A server request on a stream of no known session.
@@ -293,7 +294,7 @@ func (c *contract) request(d int, msg *jsonrpc.Message, index int) {
 		s = c.unknown
 	}
 	if d == 0 {
-		if v := c.messageVersion(msg); v != "" {
+		if v := c.messageVersion(p); v != "" {
 			s.version = v
 			c.versions[v] = true
 		}
@@ -304,9 +305,11 @@ func (c *contract) request(d int, msg *jsonrpc.Message, index int) {
 	}
 	switch msg.Method {
 	case "tools/call", "prompts/get", "resources/read":
-		r.name = gjson.GetBytes(msg.Params, mcp.NameMember(msg.Method)).String()
 		if d == 0 {
-			c.checkRequestState(msg, r, index)
+			r.name = strings.Clone(p.name.String())
+			c.checkRequestState(msg, p, r, index)
+		} else {
+			r.name = gjson.GetBytes(msg.Params, mcp.NameMember(msg.Method)).String()
 		}
 	}
 	if s.sent[d] == nil {
@@ -347,10 +350,20 @@ func (c *contract) answer(d int, msg *jsonrpc.Message, index int) {
 			s = c.unknown
 		}
 	}
-	if !found {
-		if s == nil && c.open[other][msg.ID] > 0 {
-			return // of a session this stream does not name: answered there
+	if !found && s == nil && c.open[other][msg.ID] > 0 {
+		// On a stream of no known session (a resumed GET stream): the
+		// answer of a request of some session.
+		for _, ss := range c.scopes {
+			if r, found = ss.sent[other][msg.ID]; found {
+				s = ss
+				break
+			}
 		}
+		if !found {
+			return
+		}
+	}
+	if !found {
 		c.warn(ContractUnknownID, c.cur, msg, index, "",
 			fmt.Sprintf("the %s answered id %s, which the %s never sent or which was already answered", sideName(d), msg.ID, sideName(other)))
 		return
@@ -397,20 +410,37 @@ func (c *contract) result(s *scope, r sentReq, msg *jsonrpc.Message, index int) 
 	case "tools/list":
 		c.toolList(msg.Result)
 	case "tools/call", "prompts/get", "resources/read":
-		rt := gjson.GetBytes(msg.Result, "resultType").String()
+		var res struct {
+			resultType, requestState, structured gjson.Result
+			isError                              bool
+		}
+		view(msg.Result).ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "resultType":
+				res.resultType = v
+			case "requestState":
+				res.requestState = v
+			case "structuredContent":
+				res.structured = v
+			case "isError":
+				res.isError = v.Bool()
+			}
+			return true
+		})
+		rt := res.resultType.Str
 		if rt == "input_required" {
 			key := r.method + "\x00" + r.name
-			st := gjson.GetBytes(msg.Result, "requestState")
+			st := res.requestState
 			if st.Type == gjson.String {
-				c.states[key] = append(c.states[key][max(0, len(c.states[key])-maxStates+1):], st.String())
+				c.states[key] = append(c.states[key][max(0, len(c.states[key])-maxStates+1):], strings.Clone(st.String()))
 				delete(c.stateless, key)
 			} else {
 				c.stateless[key] = true
 			}
 			return
 		}
-		if r.method == "tools/call" && (rt == "" || rt == "complete") {
-			c.checkOutput(s, r, msg, index)
+		if r.method == "tools/call" && (rt == "" || rt == "complete") && !res.isError {
+			c.checkOutput(s, r, msg, res.structured, index)
 		}
 	}
 }
@@ -435,16 +465,15 @@ func (c *contract) toolList(result json.RawMessage) {
 }
 
 // checkOutput checks a tools/call result against the tool's outputSchema.
-func (c *contract) checkOutput(s *scope, r sentReq, msg *jsonrpc.Message, index int) {
+func (c *contract) checkOutput(s *scope, r sentReq, msg *jsonrpc.Message, structured gjson.Result, index int) {
 	raw, ok := c.tools[r.name]
-	if !ok || gjson.GetBytes(msg.Result, "isError").Bool() {
+	if !ok {
 		return
 	}
 	sch, err := c.schemas.Get(r.name, raw)
 	if err != nil {
 		return // not a usable schema: nothing to check against
 	}
-	structured := gjson.GetBytes(msg.Result, "structuredContent")
 	var sc json.RawMessage
 	if structured.Exists() {
 		sc = json.RawMessage(structured.Raw)
@@ -457,8 +486,8 @@ func (c *contract) checkOutput(s *scope, r sentReq, msg *jsonrpc.Message, index 
 // checkRequestState checks the requestState of a client request that may
 // be the retry of an input_required result: it must be one the server sent
 // for this request, unchanged.
-func (c *contract) checkRequestState(msg *jsonrpc.Message, r sentReq, index int) {
-	if !bytes.Contains(msg.Params, []byte(`"requestState"`)) && !bytes.Contains(msg.Params, []byte(`"inputResponses"`)) {
+func (c *contract) checkRequestState(msg *jsonrpc.Message, p *params, r sentReq, index int) {
+	if !p.state.Exists() && !p.inputResponses {
 		return
 	}
 	key := r.method + "\x00" + r.name
@@ -466,18 +495,18 @@ func (c *contract) checkRequestState(msg *jsonrpc.Message, r sentReq, index int)
 	if r.name != "" {
 		what += " " + strconv.Quote(r.name)
 	}
-	st := gjson.GetBytes(msg.Params, "requestState")
+	st := p.state
 	issued := c.states[key]
 	switch {
 	case !st.Exists():
-		if len(issued) > 0 && !c.stateless[key] && gjson.GetBytes(msg.Params, "inputResponses").Exists() {
+		if len(issued) > 0 && !c.stateless[key] && p.inputResponses {
 			c.warn(ContractRequestState, c.cur, msg, index, r.method,
 				fmt.Sprintf("the retry of %s has inputResponses but not the requestState %s of its input_required result", what, shortState(issued[len(issued)-1])))
 		}
 		return
 	case st.Type != gjson.String:
 		c.warn(ContractRequestState, c.cur, msg, index, r.method,
-			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, shortState(st.Raw)))
+			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, st.Raw))
 		return
 	}
 	v := st.String()
@@ -514,14 +543,14 @@ func shortState(s string) string {
 
 // notification checks that the negotiated version has the notification
 // for the side that sent it.
-func (c *contract) notification(d int, msg *jsonrpc.Message, index int) {
+func (c *contract) notification(d int, msg *jsonrpc.Message, p *params, index int) {
 	if !strings.HasPrefix(msg.Method, "notifications/") {
 		return
 	}
 	fromClient := d == 0
 	var v string
 	if fromClient {
-		v = c.messageVersion(msg)
+		v = c.messageVersion(p)
 	}
 	if v == "" && c.cur != nil {
 		v = c.cur.version
@@ -554,7 +583,7 @@ func (c *contract) notification(d int, msg *jsonrpc.Message, index int) {
 // messageVersion is the protocol version a client message says it speaks:
 // its MCP-Protocol-Version header over HTTP, else its per-request _meta
 // (2026-07-28); "" for none.
-func (c *contract) messageVersion(msg *jsonrpc.Message) string {
+func (c *contract) messageVersion(p *params) string {
 	if c.from == cassettes.FromClient {
 		var m map[string]string
 		if c.note != nil {
@@ -564,21 +593,59 @@ func (c *contract) messageVersion(msg *jsonrpc.Message) string {
 			return v
 		}
 	}
-	if len(msg.Params) == 0 || !bytes.Contains(msg.Params, []byte(mcp.MetaProtocolVersion)) {
-		return ""
-	}
-	return gjson.GetBytes(msg.Params, metaVersionPath).String()
+	return p.version
 }
 
-// metaVersionPath is the gjson path of params._meta[mcp.MetaProtocolVersion].
-var metaVersionPath = "_meta." + strings.ReplaceAll(mcp.MetaProtocolVersion, ".", `\.`)
+// params is what the checks read of a client message's params, in one
+// pass over them (readParams).
+type params struct {
+	name           gjson.Result // params.name or params.uri (mcp.NameMember)
+	state          gjson.Result // params.requestState
+	inputResponses bool         // params.inputResponses is there
+	version        string       // params._meta[mcp.MetaProtocolVersion]
+}
+
+func readParams(msg *jsonrpc.Message) params {
+	var p params
+	member := mcp.NameMember(msg.Method)
+	view(msg.Params).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case member != "" && k.Str == member:
+			p.name = v
+		case k.Str == "requestState":
+			p.state = v
+		case k.Str == "inputResponses":
+			p.inputResponses = true
+		case k.Str == "_meta":
+			v.ForEach(func(k, v gjson.Result) bool {
+				if k.Str == mcp.MetaProtocolVersion {
+					p.version = strings.Clone(v.String())
+					return false
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return p
+}
+
+// view is raw as gjson reads it, without a copy: raw (a message the
+// Recorder owns) is never changed, and what the checks keep of it they
+// clone.
+func view(raw []byte) gjson.Result {
+	if len(raw) == 0 {
+		return gjson.Result{}
+	}
+	return gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
+}
 
 // checkHeaders compares the Mcp-Method and Mcp-Name headers of the HTTP
 // POST that carried msg (alone) with msg: a header that is there must
 // agree with the body (Mcp-Name after its Value Encoding is decoded); a
 // 2026-07-28 request must have them (streamable-http, Standard Request
 // Headers).
-func (c *contract) checkHeaders(msg *jsonrpc.Message, index int) {
+func (c *contract) checkHeaders(msg *jsonrpc.Message, p *params, index int) {
 	h, m := c.header, map[string]string(nil)
 	if c.note != nil {
 		m = c.note.RequestHeaders
@@ -600,7 +667,7 @@ func (c *contract) checkHeaders(msg *jsonrpc.Message, index int) {
 	if member == "" {
 		return
 	}
-	body := gjson.GetBytes(msg.Params, member)
+	body := p.name
 	hn, ok := hasHeader(h, m, mcp.HeaderName)
 	if !ok {
 		if required {

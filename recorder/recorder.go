@@ -242,7 +242,7 @@ func (r *Recorder) build() {
 					r.state.pause()
 				}
 				if r.contract != nil {
-					r.contract.unit(&o)
+					r.contract.unit(o)
 				}
 				if o.ended {
 					continue

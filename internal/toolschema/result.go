@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tidwall/gjson"
 )
 
 // Cache compiles the schemas of one kind ("input" or "output") once per
@@ -52,12 +53,46 @@ func StructuredProblem(s *Schema, structured json.RawMessage) string {
 	if len(structured) == 0 || string(structured) == "null" {
 		return "the tool declares an outputSchema but the result has no structuredContent"
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
-	if err != nil {
+	if !gjson.ValidBytes(structured) {
+		_, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
 		return "its structuredContent is not JSON: " + err.Error()
 	}
-	if err := s.Validate(inst); err != nil {
+	if err := s.Validate(instance(gjson.ParseBytes(structured))); err != nil {
 		return "its structuredContent does not match the tool's outputSchema: " + strings.Join(Problems(err), "; ")
 	}
 	return ""
+}
+
+// instance is the JSON value v as the validator takes it, what
+// jsonschema.UnmarshalJSON would make of its text (numbers as json.Number,
+// exact) in one pass without a decoder: the contract checks validate every
+// tools/call result of a tool with an outputSchema (recorder's
+// BenchmarkContract).
+func instance(v gjson.Result) any {
+	switch v.Type {
+	case gjson.Null:
+		return nil
+	case gjson.False:
+		return false
+	case gjson.True:
+		return true
+	case gjson.Number:
+		return json.Number(v.Raw)
+	case gjson.String:
+		return v.Str
+	}
+	if v.IsArray() {
+		out := []any{}
+		v.ForEach(func(_, e gjson.Result) bool {
+			out = append(out, instance(e))
+			return true
+		})
+		return out
+	}
+	out := map[string]any{}
+	v.ForEach(func(k, e gjson.Result) bool {
+		out[k.Str] = instance(e)
+		return true
+	})
+	return out
 }
