@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -272,9 +271,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
 	if from == cassettes.FromClient {
 		b.requests++
-		if _, dup := b.pending.get(msg.ID); dup {
-			b.log.Warn(fmt.Sprintf("the client reused id %s while a request with it is in flight", msg.ID))
-		}
+		// (A reused id in flight is the contract's duplicateId.)
 		idx := b.base + len(b.c.Interactions)
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)
