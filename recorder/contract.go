@@ -506,7 +506,7 @@ func (c *contract) checkRequestState(msg *jsonrpc.Message, p *params, r sentReq,
 		return
 	case st.Type != gjson.String:
 		c.warn(ContractRequestState, c.cur, msg, index, r.method,
-			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, st.Raw))
+			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, cut(st.Raw)))
 		return
 	}
 	v := st.String()
@@ -534,11 +534,15 @@ func (c *contract) checkRequestState(msg *jsonrpc.Message, p *params, r sentReq,
 }
 
 // shortState quotes a requestState, cut to 40 characters.
-func shortState(s string) string {
+func shortState(s string) string { return strconv.Quote(cut(s)) }
+
+// cut cuts s to 40 characters: a requestState is the server's and may be
+// long.
+func cut(s string) string {
 	if r := []rune(s); len(r) > 40 {
 		s = string(r[:40]) + "…"
 	}
-	return strconv.Quote(s)
+	return s
 }
 
 // notification checks that the negotiated version has the notification

@@ -230,23 +230,30 @@ func TestContractCleanSessions(t *testing.T) {
 	httpRuns := []struct {
 		server, library, protocol string
 		opts                      testpeer.HTTPServerOptions
+		sse                       bool // the HTTP+SSE transport of 2024-11-05
 	}{
-		{testpeer.GoSDK, "go-sdk", "", testpeer.HTTPServerOptions{}},
-		{testpeer.GoSDK, "go-sdk", "2025-11-25", testpeer.HTTPServerOptions{JSONResponse: true}},
-		{testpeer.GoSDK, "mcp-go", "2025-11-25", testpeer.HTTPServerOptions{}},
-		{testpeer.MCPGo, "go-sdk", "", testpeer.HTTPServerOptions{}},
-		{testpeer.MCPGo, "mcp-go", "", testpeer.HTTPServerOptions{Stateless: true}},
-		{testpeer.MCPGo, "mcp-go", "2025-06-18", testpeer.HTTPServerOptions{}},
+		{testpeer.GoSDK, "go-sdk", "", testpeer.HTTPServerOptions{}, false},
+		{testpeer.GoSDK, "go-sdk", "2025-11-25", testpeer.HTTPServerOptions{JSONResponse: true}, false},
+		{testpeer.GoSDK, "mcp-go", "2025-11-25", testpeer.HTTPServerOptions{}, false},
+		{testpeer.MCPGo, "go-sdk", "", testpeer.HTTPServerOptions{}, false},
+		{testpeer.MCPGo, "mcp-go", "", testpeer.HTTPServerOptions{Stateless: true}, false},
+		{testpeer.MCPGo, "mcp-go", "2025-06-18", testpeer.HTTPServerOptions{}, false},
+		{testpeer.GoSDK, "go-sdk", "", testpeer.HTTPServerOptions{}, true},
+		{testpeer.MCPGo, "go-sdk", "", testpeer.HTTPServerOptions{}, true},
 	}
 	for _, r := range httpRuns {
-		t.Run(fmt.Sprintf("http/%s-server/%s-client/%q/%+v", r.server, r.library, r.protocol, r.opts), func(t *testing.T) {
+		t.Run(fmt.Sprintf("http/%s-server/%s-client/%q/%+v/sse=%v", r.server, r.library, r.protocol, r.opts, r.sse), func(t *testing.T) {
 			t.Parallel()
-			up := httpUpstream(t, r.server, r.opts)
-			report, args := record(t, "--upstream", up+"/mcp", "--listen", "127.0.0.1:0")
+			up, path := httpUpstream(t, r.server, r.opts), "/mcp"
+			if r.sse {
+				path = "/sse"
+			}
+			report, args := record(t, "--upstream", up+path, "--listen", "127.0.0.1:0")
 			p, url := startListening(t, args...)
+			url = strings.TrimSuffix(url, "/mcp") + path
 			run := map[string]func(context.Context, string, testpeer.HTTPOptions) (testpeer.Transcript, error){
 				"go-sdk": testpeer.RunGoSDKHTTP, "mcp-go": testpeer.RunMCPGoHTTP}[r.library]
-			if _, err := run(testContext(t), url, testpeer.HTTPOptions{ClientOptions: testpeer.ClientOptions{ProtocolVersion: r.protocol}}); err != nil {
+			if _, err := run(testContext(t), url, testpeer.HTTPOptions{SSE: r.sse, ClientOptions: testpeer.ClientOptions{ProtocolVersion: r.protocol}}); err != nil {
 				t.Fatalf("client: %v", err)
 			}
 			if status := stopAndWait(t, p); status != 0 {
