@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -410,6 +411,9 @@ func (c *contract) result(s *scope, r sentReq, msg *jsonrpc.Message, index int) 
 	case "tools/list":
 		c.toolList(msg.Result)
 	case "tools/call", "prompts/get", "resources/read":
+		if _, schema := c.tools[r.name]; (!schema || r.method != "tools/call") && !bytes.Contains(msg.Result, []byte(`"input_required"`)) {
+			return // nothing to check: the common result is not read
+		}
 		var res struct {
 			resultType, requestState, structured gjson.Result
 			isError                              bool
@@ -623,7 +627,7 @@ func readParams(msg *jsonrpc.Message) params {
 		case k.Str == "_meta":
 			v.ForEach(func(k, v gjson.Result) bool {
 				if k.Str == mcp.MetaProtocolVersion {
-					p.version = strings.Clone(v.String())
+					p.version = intern(v.String())
 					return false
 				}
 				return true
@@ -633,6 +637,19 @@ func readParams(msg *jsonrpc.Message) params {
 	})
 	return p
 }
+
+// intern returns the version v as one of mcp.Versions (no copy of the
+// message's bytes, none made), or a copy of it.
+func intern(v string) string {
+	for _, k := range knownVersions {
+		if v == k {
+			return k
+		}
+	}
+	return strings.Clone(v)
+}
+
+var knownVersions = mcp.Versions()
 
 // view is raw as gjson reads it, without a copy: raw (a message the
 // Recorder owns) is never changed, and what the checks keep of it they
