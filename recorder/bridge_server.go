@@ -281,7 +281,7 @@ func (b *StdioBridge) post(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Unlock()
 
-	b.rec.Observe(cassettes.FromClient, body[:len(body):len(body)], b.rec.now())
+	b.rec.observeHeader(body[:len(body):len(body)], b.rec.now(), r.Header)
 	werr := b.relay.fromClient(struct{}{}, "", body)
 	if werr != nil {
 		b.forget(p, ids)

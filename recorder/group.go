@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -68,6 +67,8 @@ type builder struct {
 	batches       int
 	messages      int
 	requests      int
+	// contract, when set, checks each message (contract.go).
+	contract *contract
 }
 
 // tokenAt is a progress token and the interaction it was given for.
@@ -251,6 +252,9 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 		return false
 	}
 	b.messages++
+	if b.contract != nil {
+		b.contract.message(msg, b.messages, batch > 0)
+	}
 	raw = json.RawMessage(msg.Raw)
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
@@ -267,9 +271,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	livelog.Message(b.log, dirOf(from), msg, 0, "")
 	if from == cassettes.FromClient {
 		b.requests++
-		if _, dup := b.pending.get(msg.ID); dup {
-			b.log.Warn(fmt.Sprintf("the client reused id %s while a request with it is in flight", msg.ID))
-		}
+		// (A reused id in flight is the contract's duplicateId.)
 		idx := b.base + len(b.c.Interactions)
 		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)

@@ -159,6 +159,9 @@ func (t *HTTP) isMCP(path string) bool {
 func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := t.exchanges.Add(1)
 	mcp := t.isMCP(r.URL.Path)
+	if mcp && r.Method == http.MethodPost {
+		defer t.rec.endExchange(ex) // for the contract checks (contract.go)
+	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		var ok bool

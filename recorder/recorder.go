@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -44,6 +45,10 @@ type Options struct {
 	// would write one (after redaction) is refused with ErrForbiddenValue
 	// and the file is left as it was (forbid.go).
 	Forbid []Forbidden
+
+	// noContract turns the contract checks off (contract.go), for the
+	// benchmark that measures their cost.
+	noContract bool
 }
 
 // Recorder builds a cassette from observed messages and saves it. Its
@@ -61,7 +66,10 @@ type Recorder struct {
 
 	mu    sync.Mutex // guards state, dirty, saveErr and the early encodings
 	state *builder
-	dirty bool
+	// contract checks the protocol's contract on what passed (contract.go);
+	// nil when off.
+	contract *contract
+	dirty    bool
 	// early are the encodings the builder made of interactions as they
 	// completed, by index, while their bytes were still in the cache;
 	// earlyNext is the first index it has not looked at yet, earlyFinish
@@ -125,6 +133,11 @@ type observed struct {
 	data []byte
 	at   time.Time
 	http *HTTPNote // how it travelled over HTTP; nil on stdio
+	// header is the HTTP request of a client message that has no HTTP
+	// note (a stdio bridge's), for the contract checks; ended marks the
+	// end of the HTTP exchange http.Exchange (contract.go).
+	header http.Header
+	ended  bool
 }
 
 // New returns a Recorder writing to path; an empty path records nothing to
@@ -178,6 +191,10 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		c.Meta.RecordedBy = "mcpmock"
 	}
 	r.state = newBuilder(c, r.opts.Logger)
+	if !r.opts.noContract {
+		r.contract = newContract(r.opts.Logger)
+		r.state.contract = r.contract
+	}
 	// The builder lets a save in between the messages of a long batch.
 	r.state.pause = func() {
 		r.mu.Unlock()
@@ -223,6 +240,12 @@ func (r *Recorder) build() {
 			for k, o := range batch {
 				if k%pauseEvery == pauseEvery-1 {
 					r.state.pause()
+				}
+				if r.contract != nil {
+					r.contract.unit(o)
+				}
+				if o.ended {
+					continue
 				}
 				if r.state.addHTTP(o.from, o.data, r.offset(o.at), o.http) {
 					completed = true
@@ -344,8 +367,12 @@ func (r *Recorder) Summary() string {
 	default:
 		where = " to " + r.path
 	}
-	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response)%s",
-		s.messages, n, where, s.requests, s.pending.len(), after)
+	warnings := 0
+	if r.contract != nil {
+		_, warnings = r.contract.list()
+	}
+	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response, %s)%s",
+		s.messages, n, where, s.requests, s.pending.len(), contractCount(warnings), after)
 }
 
 // Close records what is still queued, writes the cassette a last time and

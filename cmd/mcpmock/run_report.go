@@ -60,6 +60,9 @@ type counts struct {
 	Unused           int64 `json:"unused"`
 	FaultsFired      int   `json:"faultsFired"`
 	FaultsNeverFired int   `json:"faultsNeverFired"`
+	// ContractWarnings counts the protocol-contract warnings of the
+	// recording modes (docs/contract.md), also those not kept in Contract.
+	ContractWarnings int `json:"contractWarnings"`
 }
 
 func (c *counts) add(o counts) {
@@ -71,6 +74,7 @@ func (c *counts) add(o counts) {
 	c.Unused += o.Unused
 	c.FaultsFired += o.FaultsFired
 	c.FaultsNeverFired += o.FaultsNeverFired
+	c.ContractWarnings += o.ContractWarnings
 }
 
 type cassetteReport struct {
@@ -84,8 +88,11 @@ type cassetteReport struct {
 	MissesNotKept      int64               `json:"missesNotKept,omitempty"`
 	UnusedInteractions []interactionReport `json:"unusedInteractions"`
 	Faults             []faultReport       `json:"faults"`
-	Recorded           string              `json:"recorded,omitempty"`
-	Error              string              `json:"error,omitempty"`
+	// Contract are the protocol-contract warnings of a recording, the
+	// first 1000 (docs/contract.md); empty when replaying.
+	Contract []contractReport `json:"contract"`
+	Recorded string           `json:"recorded,omitempty"`
+	Error    string           `json:"error,omitempty"`
 }
 
 type missReport struct {
@@ -97,6 +104,35 @@ type missReport struct {
 	Exhausted   bool                 `json:"exhausted,omitempty"`
 	Hint        string               `json:"hint,omitempty"`
 	Candidates  []replayer.Candidate `json:"candidates"`
+}
+
+// contractReport is one protocol-contract warning (recorder.ContractWarning)
+// with its JSON-RPC id as JSON.
+type contractReport struct {
+	Kind    string          `json:"kind"`
+	Session int             `json:"session"`
+	Message int             `json:"message"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	From    string          `json:"from"`
+	Method  string          `json:"method,omitempty"`
+	Detail  string          `json:"detail"`
+}
+
+// contractOf is the report of the contract warnings of rec (nil for none).
+func contractOf(rec *recorder.Recorder) ([]contractReport, int) {
+	out := []contractReport{}
+	if rec == nil {
+		return out, 0
+	}
+	ws, n := rec.ContractWarnings()
+	for _, w := range ws {
+		cr := contractReport{Kind: w.Kind, Session: w.Session, Message: w.Message, From: w.From, Method: w.Method, Detail: w.Detail}
+		if w.ID != "" {
+			cr.ID = json.RawMessage(w.ID)
+		}
+		out = append(out, cr)
+	}
+	return out, n
 }
 
 type interactionReport struct {
@@ -162,6 +198,7 @@ func (res *runResult) report(r *replayFlags) cassetteReport {
 	s := res.stats
 	cr.counts = counts{Sessions: s.Sessions, Messages: s.Messages, Matched: s.Matched, Missed: res.missed,
 		Refused: max(0, s.Unmatched-res.missed), Unused: int64(s.Unused)}
+	cr.Contract, cr.ContractWarnings = contractOf(t.rec)
 	for _, m := range res.misses {
 		cr.Misses = append(cr.Misses, missReport{Method: m.Method, Tool: m.Tool, Message: m.Message(), Explanation: m.Report(),
 			Recorded: m.Recorded, Exhausted: m.Exhausted, Hint: m.Hint, Candidates: m.Candidates})
@@ -420,9 +457,12 @@ func writeRecordReport(path, cassette string, rec *recorder.Recorder, status int
 		return err
 	}
 	name := strings.TrimSuffix(filepath.Base(cassette), filepath.Ext(cassette))
+	cr := cassetteReport{Name: name, Path: cassette, Mode: string(cassettes.ModeRecord), Recorded: rec.Summary(),
+		Misses: []missReport{}, UnusedInteractions: []interactionReport{}, Faults: []faultReport{}}
+	cr.Contract, cr.ContractWarnings = contractOf(rec)
 	rep := &runReport{Version: 1, CommandStatus: status, Failures: []string{}, StartedAt: started.UTC(), DurationMs: time.Since(started).Milliseconds(),
-		Cassettes: []cassetteReport{{Name: name, Path: cassette, Mode: string(cassettes.ModeRecord), Recorded: rec.Summary(),
-			Misses: []missReport{}, UnusedInteractions: []interactionReport{}, Faults: []faultReport{}}}}
+		Cassettes: []cassetteReport{cr}}
+	rep.Totals.ContractWarnings = cr.ContractWarnings
 	if err != nil {
 		rep.ExitStatus = exitCode(err, io.Discard)
 		rep.Failures = append(rep.Failures, err.Error())

@@ -86,6 +86,7 @@ func TestRedactingHidesValues(t *testing.T) {
 		l.Warn(fmt.Sprintf("mcpmock: upstream %s: refused", plain), slog.String("url", plain), slog.Any("err", errors.New(plain)),
 			slog.Group("g", slog.String("v", plain)))
 		l.With(slog.String("with", plain)).Info("x")
+		Warning(l, ToServer, []byte(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"`+escaped+`"}}`), "contract headers", "the Mcp-Name header says "+plain)
 	}
 	for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
 		"text": func(b *bytes.Buffer) slog.Handler { return NewTextHandler(b) },
@@ -98,10 +99,10 @@ func TestRedactingHidesValues(t *testing.T) {
 			if strings.Contains(out, "value-nobody") {
 				t.Errorf("the value is shown:\n%s", out)
 			}
-			if n := strings.Count(out, cassettes.Redacted); n < 7 {
-				t.Errorf("%d redactions, want 7 or more (one a line):\n%s", n, out)
+			if n := strings.Count(out, cassettes.Redacted); n < 8 {
+				t.Errorf("%d redactions, want 8 or more (one a line):\n%s", n, out)
 			}
-			if !strings.Contains(out, "echo") || !strings.Contains(out, "-32602") {
+			if !strings.Contains(out, "echo") || !strings.Contains(out, "-32602") || !strings.Contains(out, "contract headers: the Mcp-Name header says") {
 				t.Errorf("the lines are missing:\n%s", out)
 			}
 		})
