@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
@@ -136,6 +137,13 @@ func (l *Live) Handle(ctx context.Context, r slog.Record) error {
 	case from != "" && (raw != nil || kind == "raw"):
 		l.add(from, raw, r.Message, note, r.Time)
 	case r.Level >= slog.LevelWarn || hasNote:
+		if id == "" && raw != nil {
+			// A warning about a message (livelog.Warning: a contract
+			// check of the tap) carries the message, not its id.
+			if m, err := jsonrpc.Parse(raw); err == nil {
+				id = string(m.ID)
+			}
+		}
 		text := r.Message
 		if hasNote && note != "" && !strings.Contains(text, note) {
 			text += " [" + note + "]"

@@ -135,3 +135,25 @@ func TestBoard(t *testing.T) {
 		t.Errorf("entries %+v", entries)
 	}
 }
+
+// TestLiveContractWarning: a contract warning of the tap (livelog.Warning)
+// carries the message it is about, not its id; the page attaches it to
+// that message all the same.
+func TestLiveContractWarning(t *testing.T) {
+	live := NewLive("traffic", livelog.NewTextHandler(&bytes.Buffer{}))
+	log := slog.New(live)
+	req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	m, err := jsonrpc.Parse(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	livelog.Message(log, livelog.ToServer, m, 0, "")
+	livelog.Warning(log, livelog.ToServer, req, "headers", "Mcp-Name says add, the body calls echo")
+	d := live.Document()
+	if len(d.Messages) != 2 {
+		t.Fatalf("%d messages, want the request and the warning: %+v", len(d.Messages), d.Messages)
+	}
+	if w := d.Messages[1]; w.Kind != "note" || w.From != "mcpmock" || w.Pair != 0 || !strings.Contains(w.Note, "Mcp-Name says add") {
+		t.Errorf("the warning: %+v, want a note of mcpmock's attached to message 0", w)
+	}
+}
