@@ -1,18 +1,13 @@
 package guard
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/mcpmock/mcpmock/internal/toolschema"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+	"github.com/mcpmock/mcpmock/internal/toolschema"
 )
 
 // checkResult passes a tools/call result on, or replaces it with a tool
@@ -56,47 +51,13 @@ func (g *Guard) resultProblem(name string, result json.RawMessage) (why, by stri
 	if t == nil || len(t.outputSchema) == 0 {
 		return "", ""
 	}
-	s, err := g.schema.get(name, t.outputSchema)
+	s, err := g.schema.Get(name, t.outputSchema)
 	if err != nil {
 		g.log.Warn(fmt.Sprintf("guard: tool %s: its outputSchema is not usable, results are not checked: %v", name, toolschema.OneLine(err.Error())))
 		return "", ""
 	}
-	if len(r.StructuredContent) == 0 || string(r.StructuredContent) == "null" {
-		return "the tool declares an outputSchema but the result has no structuredContent", "outputSchema"
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.StructuredContent))
-	if err != nil {
-		return "its structuredContent is not JSON: " + err.Error(), "outputSchema"
-	}
-	if err := s.Validate(inst); err != nil {
-		return "its structuredContent does not match the tool's outputSchema: " + strings.Join(toolschema.Problems(err), "; "), "outputSchema"
+	if why := toolschema.StructuredProblem(s, r.StructuredContent); why != "" {
+		return why, "outputSchema"
 	}
 	return "", ""
-}
-
-// schemas compiles outputSchemas once per distinct schema text.
-type schemas struct {
-	mu sync.Mutex // guards byTool
-	// byTool maps a tool name to its last compiled schema and its text.
-	byTool map[string]compiled
-}
-
-type compiled struct {
-	text string
-	s    *jsonschema.Schema
-	err  error
-}
-
-func newSchemas() *schemas { return &schemas{byTool: map[string]compiled{}} }
-
-func (sc *schemas) get(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if c, ok := sc.byTool[name]; ok && c.text == string(raw) {
-		return c.s, c.err
-	}
-	c := compiled{text: string(raw)}
-	c.s, c.err = toolschema.Compile("output", name, raw)
-	sc.byTool[name] = c
-	return c.s, c.err
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/toolschema"
 )
 
 // Options configure a Guard. The zero value (or nil) guards nothing but
@@ -182,7 +183,7 @@ type Guard struct {
 	o      Options
 	log    *slog.Logger
 	audit  *auditor
-	schema *schemas
+	schema *toolschema.Cache
 	pin    *pinner // nil without Options.PinFile
 
 	mu    sync.Mutex // guards tools, calls, lists, rate, own, ownSeq, listens, latestMeta
@@ -244,7 +245,7 @@ func New(opts *Options) (*Guard, error) {
 		return nil, err
 	}
 	g := &Guard{
-		o: o, log: o.Logger, audit: a, schema: newSchemas(),
+		o: o, log: o.Logger, audit: a, schema: toolschema.NewCache("output"),
 		tools: map[string]*tool{}, calls: map[key]*call{}, lists: map[key]bool{}, rate: map[string][]time.Time{},
 		own: map[key]*ownList{}, listens: map[key]json.RawMessage{}, prompt: make(chan struct{}, 1),
 	}
