@@ -22,7 +22,8 @@ type wire struct {
 	lines chan string
 }
 
-func serveCassette(t *testing.T, text string, opts *Options) (*wire, *Engine) {
+// engineOf is the engine of the cassette text.
+func engineOf(t *testing.T, text string, opts *Options) *Engine {
 	t.Helper()
 	c, err := cassettes.Parse("test.json", []byte(text))
 	if err != nil {
@@ -32,6 +33,12 @@ func serveCassette(t *testing.T, text string, opts *Options) (*wire, *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+func serveCassette(t *testing.T, text string, opts *Options) (*wire, *Engine) {
+	t.Helper()
+	e := engineOf(t, text, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	w := &wire{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1), lines: make(chan string, 100)}

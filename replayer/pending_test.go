@@ -20,14 +20,7 @@ const pendingCalls = 1000
 // servePipes serves the cassette text on pipes the test drives itself.
 func servePipes(t *testing.T, text string, opts *Options) (*Engine, io.WriteCloser, *bufio.Reader, chan error) {
 	t.Helper()
-	c, err := cassettes.Parse("test.json", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(c, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := engineOf(t, text, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
