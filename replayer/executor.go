@@ -83,6 +83,9 @@ func (s *session) receive(msg *jsonrpc.Message, calls *inflight) *answerPlan {
 		return nil
 	}
 	plan := s.planFor(msg)
+	if livelog.Off(log) {
+		return plan
+	}
 	note := ""
 	switch {
 	case plan.Miss != nil:
@@ -411,6 +414,13 @@ func (t *inflight) end(cause error) {
 	for _, cancel := range t.cancel {
 		cancel(cause)
 	}
+}
+
+// open reports whether the connection takes requests: it has not ended.
+func (t *inflight) open() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.ended
 }
 
 // wait waits until the plans in flight are carried out.

@@ -175,6 +175,9 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, m
 // logSend logs a message sent to the client, with the latency of a
 // response and a note.
 func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
+	if livelog.Off(e.opts.Logger) {
+		return // not parsed for nothing: --quiet
+	}
 	if m, err := jsonrpc.Parse(raw); err == nil {
 		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, note)
 	} else {

@@ -88,9 +88,9 @@ func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
 
 // badLogLevel answers a 2026-07-28 request whose _meta logLevel is no
 // logging level with -32602, as the logging spec of that version says a
-// server should.
-func badLogLevel(msg *jsonrpc.Message) *answerPlan {
-	if !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
+// server should. version is the protocol version msg's _meta names.
+func badLogLevel(msg *jsonrpc.Message, version string) *answerPlan {
+	if !mcp.Stateless(version) {
 		return nil
 	}
 	if _, set, ok := requestLogLevel(msg.Params); !set || ok {
@@ -105,9 +105,10 @@ func badLogLevel(msg *jsonrpc.Message) *answerPlan {
 // request to its plan: notifications/message is request-scoped in that
 // era, sent only when the request's _meta names a level, and only at or
 // above it. (The stateful era's logging/setLevel level is applied by
-// keepLog as the plan is made.)
-func (s *session) perRequestLogs(msg *jsonrpc.Message, plan *answerPlan) *answerPlan {
-	if plan == nil || !mcp.Stateless(mcp.MetaVersion(msg.Params)) {
+// keepLog as the plan is made.) version is the protocol version msg's
+// _meta names.
+func (s *session) perRequestLogs(msg *jsonrpc.Message, version string, plan *answerPlan) *answerPlan {
+	if plan == nil || !mcp.Stateless(version) {
 		return plan
 	}
 	level, set, _ := requestLogLevel(msg.Params)

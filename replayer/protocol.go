@@ -246,9 +246,9 @@ func (s *session) narrowState(live matcher.Request, matches []int) []int {
 
 // checkVersion answers a request whose per-request _meta names a protocol
 // version the recorded server does not speak with -32022, as the server
-// would: its data lists the supported versions.
-func (s *session) checkVersion(msg *jsonrpc.Message) *answerPlan {
-	v := mcp.MetaVersion(msg.Params)
+// would: its data lists the supported versions. v is the version msg's
+// _meta names.
+func (s *session) checkVersion(msg *jsonrpc.Message, v string) *answerPlan {
 	if v == "" || len(s.e.caps.supported) == 0 || slices.Contains(s.e.caps.supported, v) {
 		return nil
 	}
@@ -260,17 +260,18 @@ func (s *session) checkVersion(msg *jsonrpc.Message) *answerPlan {
 // protocolPlan answers what the protocol itself decides before any
 // matching: a protocol version the recording does not speak (-32022),
 // subscriptions/listen, and logging/setLevel when the cassette lacks it.
-func (s *session) protocolPlan(msg *jsonrpc.Message) *answerPlan {
-	if mcp.Stateless(mcp.MetaVersion(msg.Params)) {
+// version is the protocol version msg's _meta names.
+func (s *session) protocolPlan(msg *jsonrpc.Message, version string) *answerPlan {
+	if mcp.Stateless(version) {
 		s.mu.Lock()
 		s.modern = true
 		s.mu.Unlock()
 	}
-	if plan := s.checkVersion(msg); plan != nil {
+	if plan := s.checkVersion(msg, version); plan != nil {
 		s.e.stats.unmatched.Add(1)
 		return plan
 	}
-	if plan := badLogLevel(msg); plan != nil { // logging.go
+	if plan := badLogLevel(msg, version); plan != nil { // logging.go
 		s.e.stats.unmatched.Add(1)
 		return plan
 	}

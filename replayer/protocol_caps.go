@@ -141,19 +141,25 @@ func (s *session) checkClientCaps(msg *jsonrpc.Message, plan *answerPlan) *answe
 	if stateful {
 		return s.checkInitCaps(msg, plan, caps)
 	}
-	missing := map[string]map[string]any{}
+	var missing map[string]map[string]any // made for the first request to check
+	require := func(method string, params json.RawMessage) {
+		if missing == nil {
+			missing = map[string]map[string]any{}
+		}
+		requiredFor(caps, method, params, missing)
+	}
 	for _, st := range plan.Steps {
 		if st.Kind != stepSend || len(st.Message) == 0 {
 			continue
 		}
 		if st.Response {
 			for _, ir := range inputRequestsOf(st.Message) {
-				requiredFor(caps, ir.Method, ir.Params, missing)
+				require(ir.Method, ir.Params)
 			}
 			continue
 		}
 		if m, err := jsonrpc.Parse(st.Message); err == nil && m.Kind() == jsonrpc.KindRequest {
-			requiredFor(caps, m.Method, m.Params, missing)
+			require(m.Method, m.Params)
 		}
 	}
 	if len(missing) == 0 {

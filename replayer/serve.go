@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
+	"github.com/mcpmock/mcpmock/internal/stdio"
 )
 
 // Serve replays the cassette to one client speaking newline-delimited
@@ -19,10 +21,24 @@ func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return e.serveSession(ctx, e.newSession(), r, w)
 }
 
-// ServeSession is Serve with a session made by the caller.
+// serveSession is Serve with a session made by the caller.
+//
+// One goroutine reads the client's lines and handles each in turn; a
+// request whose plan waits for nothing (the common case: a recorded
+// answer) is answered there, before the next line is read, and its answer
+// written at once when the stream takes it (post). A call then costs no
+// hand-off between goroutines. A plan that waits (a delay, a reply of the
+// client's, a trickle) runs on a timer or a goroutine of its own, as the
+// executor decides.
 func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io.Writer) error {
-	c := &conn{e: e, s: s, out: w}
-	c.idle.L = &c.outMu
+	c := newConn(e, s, w)
+	if f, ok := w.(*os.File); ok {
+		if o := stdio.NewOut(f); o != nil {
+			c.try = o
+		}
+	}
+	defer c.settle()
+
 	defer s.attach(c.send)()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -38,40 +54,44 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 			if cl, ok := w.(io.Closer); ok {
 				cl.Close()
 			}
+			if c.try != nil {
+				c.try.Close() // the client sees the end once both are closed
+				c.try = nil
+			}
 			c.outMu.Unlock()
 		})
 	}
-	var readErr error
-	lines := make(chan []byte)
+	var (
+		readErr  error
+		readDone = make(chan struct{})
+		handling sync.Mutex // held while the reader handles a line
+	)
 	go func() {
-		defer close(lines)
+		defer close(readDone)
 		err := jsonrpc.PumpLines(r, func(line []byte) error {
-			select {
-			case lines <- append([]byte(nil), line...):
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
+			handling.Lock()
+			defer handling.Unlock()
+			if err := ctx.Err(); err != nil {
+				return err
 			}
+			c.receive(ctx, append([]byte(nil), line...))
+			return nil
 		}, &jsonrpc.PumpOptions{TooLong: func(tooLong *jsonrpc.LineTooLongError) error {
 			livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())
-			c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + tooLong.Error()}))
+			c.post(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + tooLong.Error()}))
 			return nil
 		}})
 		if err != nil && ctx.Err() == nil {
 			readErr = err
 		}
 	}()
-loop:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				break loop
-			}
-			c.receive(ctx, line)
-		case <-ctx.Done():
-			break loop
-		}
+	select {
+	case <-readDone:
+	case <-ctx.Done():
+		// The reader may stay blocked in a read; once it has finished the
+		// line it was handling, it handles no more.
+		handling.Lock()
+		handling.Unlock()
 	}
 	// The client is gone or ctx ended: answers still in flight are written,
 	// but nobody will reply to server-to-client requests any more.
@@ -81,10 +101,41 @@ loop:
 	if c.endErr != nil {
 		return c.endErr
 	}
-	if readErr != nil {
+	select {
+	case <-readDone:
 		return readErr
+	default:
+		return nil
 	}
-	return nil
+}
+
+func newConn(e *Engine, s *session, w io.Writer) *conn {
+	c := &conn{e: e, s: s, out: w}
+	c.idle.L = &c.outMu
+	c.now = &lineOutlet{c: c, respond: c.post, write: c.post}
+	c.later = &lineOutlet{c: c, respond: c.send, write: c.send}
+	return c
+}
+
+// tryWriter is a stream that can be written without waiting (package
+// stdio's Out): TryWrite writes what the stream takes at once.
+type tryWriter interface {
+	TryWrite(p []byte) (int, error)
+	Close() error
+}
+
+// settle returns once what was sent is written, and closes the stream's
+// way of writing without waiting: later sends wait for the stream.
+func (c *conn) settle() {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	for c.writing {
+		c.idle.Wait()
+	}
+	if c.try != nil {
+		c.try.Close()
+		c.try = nil
+	}
 }
 
 // conn is one stream-connected client: its framing, one message a line.
@@ -98,13 +149,22 @@ type conn struct {
 	// answers ready together (N delayed requests whose delays end at
 	// once) cost one append each rather than N goroutines parked on a
 	// lock, and a lone answer still costs no hand-off to a writer.
+	// A stream that can be written without waiting (try) is written at
+	// once by every sender; what it does not take goes to a goroutine that
+	// waits (drain), so that no sender waits, the reader included.
 	outMu   sync.Mutex // guards the fields below
 	out     io.Writer
+	try     tryWriter // out, when it can be written without waiting
+	line    []byte    // the line being tried (try)
 	queued  []byte    // lines waiting for the writer
 	spare   []byte    // the memory of the last lines written, for queued
 	writing bool      // a sender is writing
 	closed  bool      // end closed out: sends are dropped
 	idle    sync.Cond // on outMu: signalled when writing ends
+
+	// now and later carry plans out on the stream: now on the reader
+	// (it posts), later on a goroutine or a timer (it may wait).
+	now, later *lineOutlet
 
 	calls inflight       // requests in flight (executor.go)
 	wg    sync.WaitGroup // answers of client batches being joined
@@ -116,9 +176,12 @@ type conn struct {
 	endErr  error
 }
 
+// send writes one message line after those sent before it. It may wait for
+// the stream; the reader posts instead.
 func (c *conn) send(msg []byte) {
 	c.outMu.Lock()
-	if c.closed {
+	if c.closed || c.try != nil {
+		c.postLocked(msg)
 		c.outMu.Unlock()
 		return
 	}
@@ -128,6 +191,54 @@ func (c *conn) send(msg []byte) {
 		return // the writer writes it
 	}
 	c.writing = true
+	c.flush()
+	c.writing = false
+	c.idle.Broadcast()
+	c.outMu.Unlock()
+}
+
+// post is send that never waits: the line is written at once as far as
+// the stream takes it (try), and the rest, or the whole line on a stream
+// that cannot be tried, is left to a goroutine that waits for the stream.
+// The reader posts, so that a client which writes a burst before it reads
+// is still read while its answers wait.
+func (c *conn) post(msg []byte) {
+	c.outMu.Lock()
+	c.postLocked(msg)
+	c.outMu.Unlock()
+}
+
+// postLocked is post with outMu held.
+func (c *conn) postLocked(msg []byte) {
+	if c.closed {
+		return
+	}
+	if !c.writing && c.try != nil {
+		buf := append(append(c.line[:0], msg...), '\n')
+		if cap(buf) <= maxKeptResponse {
+			c.line = buf
+		}
+		// The stream is full, or failed: the writer then meets the error
+		// again, as send would.
+		n, _ := c.try.TryWrite(buf)
+		if n == len(buf) {
+			return
+		}
+		c.queued = append(c.queued, buf[n:]...)
+	} else {
+		c.queued = append(append(c.queued, msg...), '\n')
+		if c.writing {
+			return // the writer writes it
+		}
+	}
+	c.writing = true
+	go c.drain()
+}
+
+// drain is the writer that post started: it writes what is queued, waiting
+// for the stream as long as it must.
+func (c *conn) drain() {
+	c.outMu.Lock()
 	c.flush()
 	c.writing = false
 	c.idle.Broadcast()
@@ -185,20 +296,20 @@ func (c *conn) trickle(msg []byte, rate int) {
 	c.outMu.Unlock()
 }
 
-// receive handles one line: a message or a batch.
+// receive handles one line, a message or a batch, on the reader.
 func (c *conn) receive(ctx context.Context, line []byte) {
-	elems, batch, err := jsonrpc.SplitBatch(line)
+	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '[' {
+		c.handle(ctx, line, c.now, c.later, nil)
+		return
+	}
+	elems, _, err := jsonrpc.SplitBatch(line)
 	if err != nil {
 		livelog.Raw(c.e.opts.Logger, livelog.ToServer, line, "parse error")
-		c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
+		c.post(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
 		return
 	}
-	if batch && len(elems) == 0 {
-		c.send(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"}))
-		return
-	}
-	if !batch {
-		c.handle(ctx, elems[0], nil, nil)
+	if len(elems) == 0 {
+		c.post(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"}))
 		return
 	}
 	// A batch: answers go back together in one array, once all are ready.
@@ -212,9 +323,18 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 		responses = append(responses, msg)
 		mu.Unlock()
 	}
+	now := &lineOutlet{c: c, respond: collect, write: c.post, inBatch: true}
+	later := &lineOutlet{c: c, respond: collect, write: c.send, inBatch: true}
+	handled := true // every element was handled here
 	for _, el := range elems {
 		wg.Add(1)
-		c.handle(ctx, el, collect, wg.Done)
+		handled = c.handle(ctx, el, now, later, wg.Done) && handled
+	}
+	if handled {
+		if len(responses) > 0 {
+			c.post(jsonrpc.JoinBatch(responses))
+		}
+		return
 	}
 	c.wg.Add(1)
 	go func() {
@@ -226,64 +346,80 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 	}()
 }
 
-// handle handles one message. respond, if non-nil, takes the response
-// instead of the stream (for batches); done, if non-nil, is called when
-// the message is fully handled.
-func (c *conn) handle(ctx context.Context, raw []byte, respond func([]byte), done func()) {
-	finish := func() {
-		if done != nil {
-			done()
-		}
-	}
-	out := &lineOutlet{c: c, respond: respond, inBatch: respond != nil}
-	if respond == nil {
-		out.respond = c.send
-	}
+// handle handles one message on the reader: a plan that waits for nothing
+// is carried out here through now, and one that waits is left to a timer
+// or a goroutine, which carry it out through later. done, if non-nil, is
+// called once the message is fully handled; handle reports whether that
+// was before it returned.
+func (c *conn) handle(ctx context.Context, raw []byte, now, later *lineOutlet, done func()) (handled bool) {
 	msg, err := jsonrpc.Parse(raw)
 	if err != nil {
-		out.respond(jsonrpc.ErrorResponse(c.e.invalid(raw, msg, err)))
-		finish()
-		return
+		now.respond(jsonrpc.ErrorResponse(c.e.invalid(raw, msg, err)))
+		finish(done)
+		return true
 	}
 	start := time.Now()
 	plan := c.s.receive(msg, &c.calls)
-	if plan == nil {
-		finish()
-		return
+	switch {
+	case plan == nil:
+	case plan.immediate():
+		// Nothing can cancel it (a notifications/cancelled would be read
+		// after it), so it is not entered among the calls in flight.
+		if c.calls.open() {
+			c.s.carry(ctx, msg, plan, start, now)
+		}
+		c.release(plan, now.inBatch)
+	default:
+		c.wait(ctx, msg, plan, start, later, done)
+		return false
 	}
+	finish(done)
+	return true
+}
+
+// wait carries out a plan that waits, once its leading delays are over
+// (afterDelays), among the calls in flight, so that the client can cancel
+// it; then calls done.
+func (c *conn) wait(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan, start time.Time, out *lineOutlet, done func()) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	forget, ok := c.calls.add(msg.ID, cancel)
 	if !ok {
 		cancel(nil)
-		finish()
+		finish(done)
 		return
 	}
-	run := func() {
-		defer finish()
+	plan.afterDelays(rctx, func() {
+		defer finish(done)
 		defer forget()
 		defer cancel(nil)
 		c.s.carry(rctx, msg, plan, start, out)
-		if respond != nil {
-			plan.release() // the batch answer holds the response
-		} else {
-			plan.releaseAll() // c.send copied every message it wrote
-		}
+		c.release(plan, out.inBatch)
+	})
+}
+
+// finish calls done, if there is one.
+func finish(done func()) {
+	if done != nil {
+		done()
 	}
-	if respond != nil && plan.immediate() {
-		// An element of a client batch that waits for nothing is carried
-		// out here: its answer goes to the batch's, not to the stream, and
-		// a goroutine each made a batch of N cost every collection N stack
-		// scans (30 µs an element at 100,000 against 15 µs at 1,000).
-		run()
-		return
+}
+
+// release hands a carried-out plan back: all of it when the stream copied
+// every message it wrote, and all but the response when a client batch's
+// answer holds that.
+func (c *conn) release(plan *answerPlan, inBatch bool) {
+	if inBatch {
+		plan.release()
+	} else {
+		plan.releaseAll()
 	}
-	plan.afterDelays(rctx, run)
 }
 
 // lineOutlet carries a plan out on a stream (executor.go).
 type lineOutlet struct {
 	c       *conn
 	respond func([]byte) // the response: the stream, or a client batch's answer
+	write   func([]byte) // the other messages: the stream (post or send)
 	inBatch bool         // respond collects a client batch's answer
 }
 
@@ -294,7 +430,7 @@ func (o *lineOutlet) send(m outMessage) error {
 	case m.response:
 		o.respond(m.raw)
 	default:
-		o.c.send(m.raw)
+		o.write(m.raw)
 	}
 	return nil
 }

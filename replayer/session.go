@@ -97,9 +97,12 @@ func (s *session) planFor(msg *jsonrpc.Message) *answerPlan {
 	s.noteInitialize(msg)          // protocol_caps.go
 	lmsg, known := s.taskIn(msg)   // tasks.go
 	lmsg, chain := s.stateIn(lmsg) // protocol_elicit.go
+	// The protocol version a 2026-07-28 request names in its _meta, read
+	// once: several checks of the request ask for it.
+	version := mcp.MetaVersion(lmsg.Params)
 	var plan *answerPlan
 	if !s.unknownTask(msg, known) {
-		plan = s.perRequestLogs(msg, s.checkClientCaps(msg, s.handle(lmsg)))
+		plan = s.perRequestLogs(msg, version, s.checkClientCaps(msg, s.handle(lmsg, version)))
 	}
 	plan = s.elicitOut(msg, s.taskOut(msg, plan, known), chain) // protocol_elicit.go
 	s.noteVersion(msg, plan)                                    // protocol_batch.go
@@ -126,9 +129,10 @@ func (s *session) onRequest(msg *jsonrpc.Message, plan *answerPlan) {
 	}
 }
 
-func (s *session) handle(msg *jsonrpc.Message) *answerPlan {
+// handle plans the answer to the request msg, whose _meta names version.
+func (s *session) handle(msg *jsonrpc.Message, version string) *answerPlan {
 	live := matcher.Request{Method: msg.Method, Params: msg.Params}
-	if plan := s.protocolPlan(msg); plan != nil {
+	if plan := s.protocolPlan(msg, version); plan != nil {
 		return plan
 	}
 	if plan := s.validateArgs(msg, live); plan != nil {

@@ -326,5 +326,12 @@ func colorOf(r slog.Record) string {
 func (h *TextHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *TextHandler) WithGroup(string) slog.Handler      { return h }
 
+// Off reports whether l logs nothing that Message or Raw would log (nil,
+// Discard, or a level above warnings), so that a caller can skip the work
+// of preparing a message for it.
+func Off(l *slog.Logger) bool {
+	return l == nil || !l.Enabled(context.Background(), slog.LevelWarn)
+}
+
 // Discard is a logger that writes nothing.
 var Discard = slog.New(slog.DiscardHandler)

@@ -32,7 +32,20 @@ func MetaVersion(params json.RawMessage) string {
 // version is read from every request of the 2026-07-28 era.
 func stringValue(raw json.RawMessage) string {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
-		return string(raw[1 : n-1])
+		switch v := raw[1 : n-1]; string(v) { // a known version costs no allocation
+		case Version20241105:
+			return Version20241105
+		case Version20250326:
+			return Version20250326
+		case Version20250618:
+			return Version20250618
+		case Version20251125:
+			return Version20251125
+		case Version20260728:
+			return Version20260728
+		default:
+			return string(v)
+		}
 	}
 	var v string
 	json.Unmarshal(raw, &v)

@@ -1,0 +1,127 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// discardTry is a stream that takes every write at once; it keeps the last.
+type discardTry struct{ last []byte }
+
+func (d *discardTry) TryWrite(p []byte) (int, error) {
+	d.last = append(d.last[:0], p...)
+	return len(p), nil
+}
+func (d *discardTry) Write(p []byte) (int, error) { return d.TryWrite(p) }
+func (d *discardTry) Close() error                { return nil }
+
+// BenchmarkServeLine is the stdio front end's work for one call of a
+// 2026-07-28 client, from the line read to the answer written, without the
+// system calls: what `mcpmock replay` spends a call beyond its read and
+// its write. The cassette is the bench harness's (go run ./bench): 3,000
+// calls of one tool by the go-sdk client, 64 distinct arguments in turn,
+// replayed in the order they were recorded.
+func BenchmarkServeLine(b *testing.B) {
+	const meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	const calls, distinct = 3000, 64
+	request := func(id, i int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"echo","arguments":{"text":"m%d"}}}`, id, meta, i%distinct)
+	}
+	c := cassettes.New()
+	for i := range calls {
+		c.Interactions = append(c.Interactions, cassettes.Interaction{
+			From:    cassettes.FromClient,
+			Request: request(i+2, i),
+			Response: &cassettes.Message{From: cassettes.FromServer,
+				Message: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-server","version":"1"}},"content":[{"type":"text","text":"m%d"}],"resultType":"complete"}}`, i+2, i%distinct)},
+		})
+	}
+	e, err := New(c, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := make([][]byte, calls)
+	for i := range lines {
+		lines[i] = request(i+2, i)
+	}
+	out := &discardTry{}
+	var conn *conn
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%calls == 0 { // a new session, as the harness starts a new process
+			conn = newConn(e, e.newSession(), out)
+			conn.try = out
+		}
+		conn.receive(ctx, lines[i%calls])
+	}
+	b.StopTimer()
+	if want := fmt.Sprintf(`"text":"m%d"`, (b.N-1)%calls%distinct); !bytes.Contains(out.last, []byte(want)) {
+		b.Fatalf("the last answer is %s, want one with %s", out.last, want)
+	}
+}
+
+// TestBurstClientOverPipes: a client that writes a burst of requests before
+// it reads an answer is read to the end, over OS pipes as a stdio server
+// has them. The answers are tried on the reading goroutine; a reader that
+// waited on the full pipe of answers would stop reading, and the client,
+// blocked on its own full pipe, would wait for ever.
+func TestBurstClientOverPipes(t *testing.T) {
+	big := strings.Repeat("x", 2000) // 4,000 answers of 2 KB: far more than a pipe holds
+	e := engineOf(t, cassette(call(1, "big", `{}`, text(big))), nil)
+	pipe := func() (r, w *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, w
+	}
+	serverR, clientW := pipe()
+	clientR, serverW := pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- e.Serve(context.Background(), serverR, serverW)
+		serverW.Close()
+	}()
+	const n = 4000
+	wrote := make(chan error, 1)
+	go func() {
+		var burst []byte
+		for i := range n {
+			burst = fmt.Appendf(burst, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"big","arguments":{}}}`+"\n", i+1)
+		}
+		_, err := clientW.Write(burst) // all of it before reading
+		clientW.Close()
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's burst was not read while its answers waited (deadlock)")
+	}
+	lr := jsonrpc.NewLineReader(clientR, 0)
+	for i := range n {
+		line, err := lr.ReadLine()
+		if err != nil {
+			t.Fatalf("answer %d: %v", i+1, err)
+		}
+		if !bytes.Contains(line, []byte(fmt.Sprintf(`"id":%d,`, i+1))) || !bytes.Contains(line, []byte(big)) {
+			t.Fatalf("answer %d is %.80s…", i+1, line)
+		}
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
