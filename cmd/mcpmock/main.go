@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/mcpmock/mcpmock/internal/closest"
@@ -47,11 +49,14 @@ func main() {
 
 // startProfile writes a CPU profile to path when it is set (the
 // MCPMOCK_CPUPROFILE environment variable, for finding costs by profiling);
-// the returned function stops it.
+// the returned function stops it. A %p in path is the process id, so that
+// the mcpmock processes of one run (a tap and a replay) write a profile
+// each.
 func startProfile(path string) func() {
 	if path == "" {
 		return func() {}
 	}
+	path = strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpmock: cpu profile: %v\n", err)
