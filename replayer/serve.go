@@ -74,7 +74,7 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			c.receive(ctx, append([]byte(nil), line...))
+			c.receive(ctx, line)
 			return nil
 		}, &jsonrpc.PumpOptions{TooLong: func(tooLong *jsonrpc.LineTooLongError) error {
 			livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())
@@ -296,10 +296,12 @@ func (c *conn) trickle(msg []byte, rate int) {
 	c.outMu.Unlock()
 }
 
-// receive handles one line, a message or a batch, on the reader.
+// receive handles one line, a message or a batch, on the reader; the line
+// is the reader's memory, valid until it returns: a message is handled in
+// a copy of its own, and a batch's elements in pieces of one copy.
 func (c *conn) receive(ctx context.Context, line []byte) {
 	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '[' {
-		c.handle(ctx, line, c.now, c.later, nil)
+		c.handle(ctx, bytes.Clone(line), c.now, c.later, nil)
 		return
 	}
 	elems, _, err := jsonrpc.SplitBatch(line)

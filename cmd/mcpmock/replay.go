@@ -120,8 +120,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		return err
 	}
 	replayingUI(log, cas, eng) // ui.go
+	stdin := e.stdin
 	if fi, err := os.Stat(c.cassette); err == nil {
-		limitMemory(fi.Size()) // replay_memory.go
+		if limit := limitMemory(fi.Size()); limit > 0 { // replay_memory.go
+			stdin = newHeadroom(stdin, limit)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -137,7 +140,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	if h.enabled() {
 		serveErr = h.serve(ctx, e, eng, log)
 	} else {
-		serveErr = eng.Serve(ctx, e.stdin, e.stdout)
+		serveErr = eng.Serve(ctx, stdin, e.stdout)
 	}
 	if errors.As(serveErr, new(notServed)) {
 		return serveErr

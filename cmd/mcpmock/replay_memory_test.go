@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -30,4 +33,37 @@ func TestLimitMemory(t *testing.T) {
 	if now := debug.SetMemoryLimit(-1); now != before {
 		t.Errorf("with GOMEMLIMIT set, the runtime's limit changed to %d", now)
 	}
+}
+
+// TestHeadroom: the limit grows by lineHeadroom times a long line while it
+// is read and handled (until the next Read), also when it comes in pieces,
+// and is back at the base after; short lines change nothing.
+func TestHeadroom(t *testing.T) {
+	const base = 30 << 20
+	var sets []int64
+	long := strings.Repeat("x", 3*longLine)
+	h := &headroom{r: strings.NewReader("{}\n" + long + "\n{}\n"), base: base, now: base, set: func(l int64) { sets = append(sets, l) }}
+	buf := make([]byte, longLine) // the long line comes in four reads
+	var seen []int64
+	for {
+		_, err := h.Read(buf)
+		seen = append(seen, h.now)
+		if err != nil {
+			break
+		}
+	}
+	// Reads: "{}\n" and the line's first 1 MiB - 3 bytes; 1 MiB; 1 MiB;
+	// its last 3 bytes, the newline and "{}\n"; EOF. While the line is read
+	// the limit grows with what was read of it; once it is ended, by its
+	// whole length, until the next Read.
+	const n = longLine
+	want := []int64{base, base + lineHeadroom*(2*n-3), base + lineHeadroom*(3*n-3), base + lineHeadroom*3*n, base}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the limit after each read: %v, want %v", seen, want)
+	}
+	if len(sets) == 0 || sets[len(sets)-1] != base {
+		t.Errorf("the last limit set is not the base: %v", sets)
+	}
+	short := &headroom{r: strings.NewReader(strings.Repeat("{}\n", 1000)), base: base, now: base, set: func(l int64) { t.Errorf("a short line set the limit to %d", l) }}
+	io.Copy(io.Discard, short)
 }
