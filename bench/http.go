@@ -155,6 +155,18 @@ func httpGroup(e *env, rounds, calls int, dir string) ([]row, error) {
 				return nil, err
 			}
 			rows = append(rows, compare("http: replay / go-sdk server", res[1], res[0], 2.0))
+			floor, err := startService(e.httpfloor, cassette)
+			if err != nil {
+				server.stop()
+				return nil, err
+			}
+			res, err = interleaveHTTP(rounds, calls, mode.protocol, server.url, floor.url)
+			floor.stop()
+			if err != nil {
+				server.stop()
+				return nil, err
+			}
+			rows = append(rows, compare("http: floor / go-sdk server (bench/httpfloor)", res[1], res[0], 0))
 		}
 		server.stop()
 	}

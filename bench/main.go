@@ -119,11 +119,12 @@ func writeResults(path, loadBefore string, tables []byte) error {
 type env struct {
 	dir                               string
 	mcpmock, server, relay, httprelay string
+	floor, httpfloor                  string // bench/floor, bench/httpfloor: the least a replay can do
 }
 
 func build(dir string) (*env, error) {
-	e := &env{dir: dir, mcpmock: filepath.Join(dir, "mcpmock"), server: filepath.Join(dir, "server"), relay: filepath.Join(dir, "relay"), httprelay: filepath.Join(dir, "httprelay")}
-	for pkg, out := range map[string]string{"./cmd/mcpmock": e.mcpmock, "./bench/server": e.server, "./bench/relay": e.relay, "./bench/httprelay": e.httprelay} {
+	e := &env{dir: dir, mcpmock: filepath.Join(dir, "mcpmock"), server: filepath.Join(dir, "server"), relay: filepath.Join(dir, "relay"), httprelay: filepath.Join(dir, "httprelay"), floor: filepath.Join(dir, "floor"), httpfloor: filepath.Join(dir, "httpfloor")}
+	for pkg, out := range map[string]string{"./cmd/mcpmock": e.mcpmock, "./bench/server": e.server, "./bench/relay": e.relay, "./bench/httprelay": e.httprelay, "./bench/floor": e.floor, "./bench/httpfloor": e.httpfloor} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -175,14 +176,19 @@ func run(w io.Writer, rounds, calls int, only string) error {
 	if want("replay") {
 		server := []string{e.server}
 		replay := []string{e.mcpmock, "replay", "--quiet", "-c", cassette}
-		res, err := interleave(rounds, calls, server, replay)
+		floor := []string{e.floor, cassette}
+		res, err := interleave(rounds, calls, server, replay, floor)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, compare("stdio: replay / go-sdk server", res[1], res[0], 2.0))
+		rows = append(rows,
+			compare("stdio: replay / go-sdk server", res[1], res[0], 2.0),
+			compare("stdio: floor / go-sdk server", res[2], res[0], 0))
 		cpus = append(cpus,
 			cpuRow{name: "stdio: the go-sdk server (replay's baseline)", a: res[0]},
-			cpuRow{name: "stdio: `mcpmock replay`", a: res[1], bar: 25 * time.Microsecond})
+			cpuRow{name: "stdio: `mcpmock replay`", a: res[1], bar: 25 * time.Microsecond},
+			cpuRow{name: "stdio: the floor, a server that only answers in order (bench/floor)", a: res[2]},
+			cpuRow{name: "stdio: `mcpmock replay` beyond the floor", a: res[1], b: res[2]})
 	}
 	if want("http") {
 		hr, err := httpGroup(e, rounds, calls, dir)
