@@ -40,6 +40,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -171,7 +172,10 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			cpuRow{name: "stdio: the go-sdk server alone", a: res[0]},
 			cpuRow{name: "stdio: bare relay and server", a: res[1]},
 			cpuRow{name: "stdio: `mcpmock record` and server", a: res[2]},
-			cpuRow{name: "stdio: the tap beyond the bare relay", a: res[2], b: res[1], bar: 20 * time.Microsecond})
+			cpuRow{name: "stdio: the tap beyond the bare relay", a: res[2], b: res[1], bar: 20 * time.Microsecond},
+			cpuRow{name: "stdio: the bare relay alone (less the server's own CPU)", a: res[1], own: true},
+			cpuRow{name: "stdio: `mcpmock record` alone (less the server's own CPU)", a: res[2], own: true},
+			cpuRow{name: "stdio: the tap beyond the bare relay, each less the server's own CPU", a: res[2], b: res[1], own: true, bar: 20 * time.Microsecond})
 	}
 	if want("replay") {
 		server := []string{e.server}
@@ -240,6 +244,10 @@ type cpuRow struct {
 	name string
 	a, b *result
 	bar  time.Duration
+	// own leaves out what bench/server used itself in each run: the
+	// middle process's own CPU, without the server's, whose figure varies
+	// from run to run by more than the tap costs.
+	own bool
 }
 
 func printCPU(w io.Writer, rows []cpuRow) {
@@ -248,8 +256,14 @@ func printCPU(w io.Writer, rows []cpuRow) {
 	for _, r := range rows {
 		var xs []float64
 		for i, c := range r.a.cpu {
+			if r.own {
+				c -= r.a.server[i]
+			}
 			if r.b != nil {
 				c -= r.b.cpu[i]
+				if r.own {
+					c += r.b.server[i]
+				}
 			}
 			xs = append(xs, float64(c))
 		}
@@ -273,6 +287,9 @@ type result struct {
 	// run's CPU time less that of a run of the warm-up alone, over the
 	// calls, so that starting the process is not counted.
 	cpu []time.Duration
+	// server is the part of cpu that bench/server used itself, counted
+	// the same way (0 for another server: the replay, the floor).
+	server []time.Duration
 }
 
 // interleave runs each side once per round, rotating the order, and
@@ -298,6 +315,7 @@ func interleave(rounds, calls int, sides ...[]string) ([]*result, error) {
 			out[i].rate = append(out[i].rate, res.rate[0])
 			out[i].lat = append(out[i].lat, res.lat...)
 			out[i].cpu = append(out[i].cpu, (res.cpu[0]-warm.cpu[0])/time.Duration(calls))
+			out[i].server = append(out[i].server, (res.server[0]-warm.server[0])/time.Duration(calls))
 		}
 	}
 	return out, nil
@@ -310,6 +328,13 @@ func stdioRun(argv []string, calls int) (*result, error) {
 	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = io.Discard
+	serverCPU, err := os.CreateTemp("", "bench-server-cpu-")
+	if err != nil {
+		return nil, err
+	}
+	serverCPU.Close()
+	defer os.Remove(serverCPU.Name())
+	cmd.Env = append(os.Environ(), "BENCH_SERVER_RUSAGE="+serverCPU.Name()) // bench/server writes its own CPU there
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -325,6 +350,9 @@ func stdioRun(argv []string, calls int) (*result, error) {
 		return nil, fmt.Errorf("%s: no exit status after close", argv[0])
 	}
 	res.cpu = []time.Duration{cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	own, _ := os.ReadFile(serverCPU.Name())
+	ns, _ := strconv.ParseInt(string(own), 10, 64) // 0 for a server that is not bench/server
+	res.server = []time.Duration{time.Duration(ns)}
 	return res, nil
 }
 

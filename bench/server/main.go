@@ -1,6 +1,9 @@
 // Command server is the hand-written go-sdk server of the benchmarks: one
 // tool, echo, answering its text. On stdio by default; with -http ADDR it
-// serves Streamable HTTP at /mcp (stateless with -stateless).
+// serves Streamable HTTP at /mcp (stateless with -stateless). On stdio,
+// with BENCH_SERVER_RUSAGE=FILE in its environment, it writes the CPU time
+// it used itself to FILE when it exits, so that the harness can tell the
+// server's share of a tap's CPU from the tap's own.
 package main
 
 import (
@@ -11,7 +14,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 
+	"github.com/mcpmock/mcpmock/internal/rusage"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,7 +34,12 @@ func main() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil, nil
 		})
 	if *addr == "" {
-		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		err := server.Run(context.Background(), &mcp.StdioTransport{})
+		if path := os.Getenv("BENCH_SERVER_RUSAGE"); path != "" {
+			u, _ := rusage.Self()
+			os.WriteFile(path, []byte(strconv.FormatInt(int64(u.CPU()), 10)), 0o644)
+		}
+		if err != nil {
 			log.Fatal(err)
 		}
 		return
