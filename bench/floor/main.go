@@ -2,7 +2,11 @@
 // harness to measure mcpmock replay against: it answers each request with
 // the next recorded answer to the same method, in the cassette's order,
 // the id replaced, and does nothing else (no matching, no protocol, no
-// log). It is a program of its own, not mcpmock's code.
+// log). It is a program of its own, not mcpmock's code. Like mcpmock's
+// stdio reader it lets the scheduler run every 5 ms (runtime.Gosched): a
+// goroutine that never leaves its processor makes Go's monitor thread wake
+// thousands of times a second (replayer/serve.go, yielder), and the floor
+// is the least a Go program can do.
 //
 //	floor CASSETTE
 package main
@@ -13,6 +17,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"time"
 )
 
 func main() {
@@ -24,6 +30,7 @@ func main() {
 	next := map[string]int{}
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	var out []byte
+	yielded := time.Now()
 	for {
 		line, err := in.ReadSlice('\n')
 		var msg struct {
@@ -37,6 +44,10 @@ func main() {
 				out = append(append(append(append(out[:0], `{"id":`...), msg.ID...), ','), list[k]...)
 				os.Stdout.Write(append(out, '\n'))
 			}
+		}
+		if now := time.Now(); now.Sub(yielded) >= 5*time.Millisecond {
+			yielded = now
+			runtime.Gosched()
 		}
 		if err != nil {
 			return
