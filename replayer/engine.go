@@ -134,10 +134,6 @@ type Engine struct {
 	}
 	usedMu sync.Mutex   // guards used
 	used   map[int]bool // requests answered at least once by any session
-	// The stdio reader's yields (serve.go), for tests: nil for
-	// runtime.Gosched and time.Now.
-	yield    func()
-	yieldNow func() time.Time
 
 	scripted []*scripted  // overlays' and scripted interactions, tried first
 	episodes episodes     // what the live server taught, in the new-episodes mode (episodes.go)

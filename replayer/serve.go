@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -20,44 +19,6 @@ import (
 // Requests are answered concurrently, as a real server may.
 func (e *Engine) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return e.serveSession(ctx, e.newSession(), r, w)
-}
-
-// yieldEvery is how often the stdio reader lets the scheduler run (yielder).
-const yieldEvery = 5 * time.Millisecond
-
-// yielder lets the scheduler run, every yieldEvery, on a goroutine that
-// otherwise never gives up its processor: the stdio reader, which blocks in
-// read(2) and answers inline. Without it, the runtime's monitor thread
-// (sysmon) sees one goroutine on the processor for 10 ms, forces a
-// preemption, and its back-off starts again from 20 µs: it then wakes some
-// 2,400 times a second and other threads with it. With it, a process that
-// answers 8,000 calls makes 140 sleeps instead of 2,400, 320 futex calls
-// instead of 1,400, and uses about a quarter less CPU (perf stat -e
-// 'syscalls:sys_enter_nanosleep,syscalls:sys_enter_futex,task-clock' on
-// the replay, go-sdk client; docs/performance.md).
-type yielder struct {
-	last  time.Time
-	now   func() time.Time // time.Now (Engine.yieldNow in tests)
-	yield func()           // runtime.Gosched (Engine.yield in tests)
-}
-
-func (e *Engine) newYielder() *yielder {
-	y := &yielder{now: e.yieldNow, yield: e.yield}
-	if y.now == nil {
-		y.now = time.Now
-	}
-	if y.yield == nil {
-		y.yield = runtime.Gosched
-	}
-	y.last = y.now()
-	return y
-}
-
-func (y *yielder) maybe() {
-	if now := y.now(); now.Sub(y.last) >= yieldEvery {
-		y.last = now
-		y.yield()
-	}
 }
 
 // serveSession is Serve with a session made by the caller.
@@ -107,7 +68,6 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 	)
 	go func() {
 		defer close(readDone)
-		y := e.newYielder()
 		err := jsonrpc.PumpLines(r, func(line []byte) error {
 			handling.Lock()
 			if err := ctx.Err(); err != nil {
@@ -116,7 +76,6 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 			}
 			c.receive(ctx, line)
 			handling.Unlock()
-			y.maybe()
 			return nil
 		}, &jsonrpc.PumpOptions{TooLong: func(tooLong *jsonrpc.LineTooLongError) error {
 			livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -99,44 +97,5 @@ func TestServeLineAllocates(t *testing.T) {
 	}
 	if want := fmt.Sprintf(`"text":"m%d"`, (i-1)%benchDistinct); !bytes.Contains(out.last, []byte(want)) {
 		t.Fatalf("the last answer is %s, want one with %s", out.last, want)
-	}
-}
-
-// TestServeYields: the stdio reader, which answers inline and would
-// otherwise never leave its processor, lets the scheduler run once every
-// yieldEvery (5 ms) of its clock, and not more often: here the clock moves
-// 1 ms each time it is read, once a line.
-func TestServeYields(t *testing.T) {
-	var ms atomic.Int64
-	start := time.Unix(0, 0)
-	_, lines := benchSession(t)
-	c := cassettes.New()
-	for i := range 20 {
-		c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: lines[i],
-			Response: &cassettes.Message{From: cassettes.FromServer, Message: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{}}`, i+2)}})
-	}
-	e, err := New(c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.yieldNow = func() time.Time { return start.Add(time.Duration(ms.Add(1)) * time.Millisecond) }
-	var yields atomic.Int64
-	e.yield = func() { yields.Add(1) }
-	var in bytes.Buffer
-	for _, l := range lines[:20] {
-		in.Write(l)
-		in.WriteByte('\n')
-	}
-	var out bytes.Buffer
-	if err := e.Serve(context.Background(), &in, &out); err != nil {
-		t.Fatal(err)
-	}
-	if got := bytes.Count(out.Bytes(), []byte("\n")); got != 20 {
-		t.Fatalf("%d answers, want 20:\n%s", got, out.Bytes())
-	}
-	// The clock reads 1 ms when the reader starts and 1+k ms after line k:
-	// the reader yields after lines 5, 10, 15 and 20.
-	if got := yields.Load(); got != 4 {
-		t.Errorf("the reader yielded %d times over 21 ms of its clock, want 4 (once every %v)", got, yieldEvery)
 	}
 }

@@ -5,7 +5,7 @@
 // log). It is a program of its own, not mcpmock's code. Like mcpmock's
 // stdio reader it lets the scheduler run every 5 ms (runtime.Gosched): a
 // goroutine that never leaves its processor makes Go's monitor thread wake
-// thousands of times a second (replayer/serve.go, yielder), and the floor
+// thousands of times a second (internal/jsonrpc/lines.go, yielder), and the floor
 // is the least a Go program can do.
 //
 //	floor CASSETTE

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -141,5 +142,29 @@ func BenchmarkPumpLines(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/item")
 		})
+	}
+}
+
+// TestPumpLinesYields: a stdio reader, which would otherwise never leave
+// its processor, lets the scheduler run once every yieldEvery (5 ms) of its
+// clock, and not more often: here the clock moves 1 ms each time it is read,
+// once a line.
+func TestPumpLinesYields(t *testing.T) {
+	start := time.Unix(0, 0)
+	ms := 0
+	yields := 0
+	o := &PumpOptions{
+		now:   func() time.Time { ms++; return start.Add(time.Duration(ms) * time.Millisecond) },
+		yield: func() { yields++ },
+	}
+	lines := 0
+	err := PumpLines(strings.NewReader(strings.Repeat("{}\n", 20)), func([]byte) error { lines++; return nil }, o)
+	if err != nil || lines != 20 {
+		t.Fatalf("PumpLines: %v, %d lines, want 20", err, lines)
+	}
+	// The clock reads 1 ms when the pump starts and 1+k ms after line k:
+	// it yields after lines 5, 10, 15 and 20.
+	if yields != 4 {
+		t.Errorf("the reader yielded %d times over 21 ms of its clock, want 4 (once every %v)", yields, yieldEvery)
 	}
 }
