@@ -173,8 +173,20 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	sse, eventIDs := h.form(calls, batch)
+	// The notifications that the recording has on the GET stream after a
+	// call go on the call's own stream, before its response, when the
+	// client has no GET stream open: as a server that sends on the stream
+	// it has (mcp-go's does), and a client that never opens one (mcp-go's)
+	// would otherwise never see them.
+	onPOST := hs != nil && !hs.sse && !hs.ephemeral && !hs.streaming() && onGETStream(calls)
+	sse = sse || onPOST
 	// (A scripted status answers alone, whatever the form.)
 	sse = sse && (batch || calls[0].plan.httpFault() == nil)
+	if onPOST && sse {
+		for i := range calls {
+			calls[i].plan = onPOSTStream(calls[i].plan)
+		}
+	}
 	// A resumable stream (http_resume.go) goes on when the client goes
 	// away; other answers end with it.
 	resumable = sse && hs != nil && !hs.ephemeral && len(eventIDs) > 0
@@ -201,7 +213,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 			defer forget()
 		}
 	}
-	post := postOutlet{later: hs.laterOutlet(), start: start}
+	post := postOutlet{later: hs.laterOutlet(), start: start, onPOST: onPOST && sse}
 	if post.later != nil {
 		post.early = hs.pushWritten
 	}
@@ -213,6 +225,53 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	h.answerSSE(w, s, hs, calls, eventIDs, resumable, post)
+}
+
+// onGETStream reports whether a plan of calls sends a notification that
+// the recording has on the GET stream.
+func onGETStream(calls []postCall) bool {
+	for _, c := range calls {
+		for i := range c.plan.Steps {
+			if onGETNotification(c.plan.Steps, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onGETNotification reports whether steps[i] sends a notification that the
+// recording has on the GET stream (a server request is followed by the wait
+// for its reply).
+func onGETNotification(steps []step, i int) bool {
+	st := steps[i]
+	return st.Kind == stepSend && st.unsolicited && st.get && !(i+1 < len(steps) && steps[i+1].Kind == stepAwaitReply)
+}
+
+// onPOSTStream is plan with the notifications that the recording has on
+// the GET stream after the response moved before it, for a session with no
+// GET stream open: the call's own stream is the only one the client reads.
+// They follow the call, as they did live; a server that sends on the stream
+// it has would have sent them there, before the response.
+func onPOSTStream(plan *answerPlan) *answerPlan {
+	resp := slices.IndexFunc(plan.Steps, func(st step) bool { return st.Kind == stepSend && st.Response })
+	if resp < 0 {
+		return plan
+	}
+	var moved, rest []step
+	for i := resp + 1; i < len(plan.Steps); i++ {
+		if onGETNotification(plan.Steps, i) {
+			moved = append(moved, plan.Steps[i])
+		} else {
+			rest = append(rest, plan.Steps[i])
+		}
+	}
+	if len(moved) == 0 {
+		return plan
+	}
+	out := *plan
+	out.Steps = slices.Concat(plan.Steps[:resp], moved, plan.Steps[resp:resp+1], rest)
+	return &out
 }
 
 // postCall is one request of a POST, its plan and its context.
@@ -344,9 +403,11 @@ type postOutlet struct {
 	deliver func(msg []byte, response bool) error // the POST's answer
 	later   func([]byte)                          // the GET stream; nil drops
 	// early, when set, takes what goes on the GET stream before the
-	// answer (pushWritten); answered says the answer went.
+	// answer (pushWritten); answered says the answer went. onPOST sends
+	// it on the POST's own event stream instead (no GET stream is open).
 	early    func([]byte)
 	answered bool
+	onPOST   bool
 	// join and withResponse say how recorded server batches go; detached
 	// marks a resumable stream, which goes on when the client goes away.
 	join, withResponse, detached bool
@@ -360,6 +421,8 @@ type postOutlet struct {
 
 func (o *postOutlet) send(m outMessage) error {
 	switch {
+	case m.later && !o.answered && o.onPOST:
+		return o.deliver(m.raw, false)
 	case m.later && !o.answered && o.early != nil:
 		o.early(m.raw)
 	case m.later:

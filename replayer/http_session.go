@@ -61,6 +61,13 @@ func (hs *httpSession) end() {
 
 var errSessionEnded = errors.New("session ended")
 
+// streaming reports whether a GET stream is open.
+func (hs *httpSession) streaming() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.streamed
+}
+
 // push queues a message for the session's stream.
 func (hs *httpSession) push(msg []byte) { hs.enqueue(msg) }
 

@@ -415,3 +415,15 @@ func TestReplayCallAllocates(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNew is the engine's preparation of a loaded cassette of 10,000
+// calls, the part of a replay's start that grows with the cassette.
+func BenchmarkNew(b *testing.B) {
+	c := weatherCassette(10000, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(c, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -140,6 +140,41 @@ func TestServerMessagesBeforeTheResponseOverHTTP(t *testing.T) {
 	}
 }
 
+// TestGETStreamMessageWithoutAGETStream: a notification recorded on the GET
+// stream after a call, before its response or after it, goes on the call's
+// own event stream, before the response, when the client has no GET stream
+// open (an mcp-go client opens none). It waited for a GET stream before, so
+// such a client never saw it (TestCausalPeersRecordReplay/mcpgo-everything/
+// record-http failed whenever the live mcp-go server had sent it on the GET
+// stream, which the tap sees before or after the response by chance). A
+// notification recorded after the response and not on the GET stream (the
+// log) still waits for the GET stream.
+func TestGETStreamMessageWithoutAGETStream(t *testing.T) {
+	for _, tc := range []struct{ name, cassette string }{
+		{"before the response", touchGET},
+		{"after the response", strings.Replace(touchGET, `{"from":"server","atMs":20,`, `{"from":"server","atMs":35,`, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := serveHTTP(t, tc.cassette, nil)
+			u := srv.URL + "/mcp"
+			init := do(t, http.MethodPost, u, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+			hdr := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+			do(t, http.MethodPost, u, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+			call := do(t, http.MethodPost, u, touchCall, hdr)
+			if ct := call.header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Fatalf("the call's answer is %s, want text/event-stream: %s", ct, call.body)
+			}
+			var post []string
+			for _, d := range events(call.body) {
+				post = append(post, touchLabel(d))
+			}
+			if got := strings.Join(post, " "); got != "resources/updated response" {
+				t.Errorf("the call's answer carried %q, want %q", got, "resources/updated response")
+			}
+		})
+	}
+}
+
 // TestGETStreamMessageIsWrittenBeforeTheResponse: over Streamable HTTP, a
 // server message recorded before a call's response goes on the GET stream,
 // and the POST's answer is written only once the GET stream has written

@@ -66,6 +66,10 @@ type step struct {
 	// the same (it came before the response, and not on the GET stream),
 	// a list change or resources/updated among them.
 	unsolicited, inline bool
+	// get marks a server message of its own that the recording has on
+	// the GET stream (http_post.go sends it on the POST's stream when the
+	// client has no GET stream open).
+	get bool
 	// missAnswer marks the answer to a miss, which settle rewrites once
 	// the miss is explained (explain.go).
 	missAnswer bool

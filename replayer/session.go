@@ -353,13 +353,18 @@ func (s *session) followUps(r *recorded) (before []early, after []step) {
 		for _, f := range fs {
 			n, ok := f.place(r)
 			if !ok {
+				k := len(after)
 				after = s.followSteps(after, f)
+				for i := k; i < len(after); i++ {
+					after[i].get = f.get
+				}
 				continue
 			}
 			// On the request's stream, as the recorded server sent
 			// it, unless it came on the GET stream.
 			steps := s.followSteps(nil, f)
 			for i := range steps {
+				steps[i].get = f.get
 				if !f.get {
 					steps[i].unsolicited, steps[i].inline = false, steps[i].Notify
 				}
