@@ -70,12 +70,11 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 		defer close(readDone)
 		err := jsonrpc.PumpLines(r, func(line []byte) error {
 			handling.Lock()
+			defer handling.Unlock()
 			if err := ctx.Err(); err != nil {
-				handling.Unlock()
 				return err
 			}
 			c.receive(ctx, line)
-			handling.Unlock()
 			return nil
 		}, &jsonrpc.PumpOptions{TooLong: func(tooLong *jsonrpc.LineTooLongError) error {
 			livelog.Raw(e.opts.Logger, livelog.ToServer, nil, tooLong.Error())

@@ -353,18 +353,13 @@ func (s *session) followUps(r *recorded) (before []early, after []step) {
 		for _, f := range fs {
 			n, ok := f.place(r)
 			if !ok {
-				k := len(after)
 				after = s.followSteps(after, f)
-				for i := k; i < len(after); i++ {
-					after[i].get = f.get
-				}
 				continue
 			}
 			// On the request's stream, as the recorded server sent
 			// it, unless it came on the GET stream.
 			steps := s.followSteps(nil, f)
 			for i := range steps {
-				steps[i].get = f.get
 				if !f.get {
 					steps[i].unsolicited, steps[i].inline = false, steps[i].Notify
 				}
@@ -403,7 +398,7 @@ func (s *session) followSteps(steps []step, f *followup) []step {
 		if !ok {
 			return steps
 		}
-		return append(steps, step{Kind: stepSend, Message: msg, Batch: f.batch, unsolicited: true}, await)
+		return append(steps, step{Kind: stepSend, Message: msg, Batch: f.batch, unsolicited: true, get: f.get}, await)
 	}
 	notify := false
 	if m, err := jsonrpc.Parse(f.raw); err == nil && m.Kind() == jsonrpc.KindNotification {
@@ -412,7 +407,7 @@ func (s *session) followSteps(steps []step, f *followup) []step {
 		}
 		notify = mcp.SubscriptionNotification(m.Method)
 	}
-	return append(steps, step{Kind: stepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true})
+	return append(steps, step{Kind: stepSend, Message: f.raw, Notify: notify, Batch: f.batch, unsolicited: true, get: f.get})
 }
 
 func (s *session) freshID() jsonrpc.ID {
