@@ -118,7 +118,7 @@ type Engine struct {
 	cassette *cassettes.Cassette
 	index    *index // match.go: the recorded requests by method, tool and key
 
-	requests  []*recorded         // client requests, in recorded order
+	requests  []recorded          // client requests, in recorded order
 	byMethod  map[string][]int    // method → indexes into requests
 	followers map[int][]*followup // server-initiated items after request i (-1: before any)
 	causes    []*cause            // client notifications outside requests, with their effects
@@ -160,36 +160,38 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// recorded is one recorded client request, ready to match and answer.
+// recorded is one recorded client request, ready to match and answer. It
+// is laid out small: a cassette of 100,000 requests holds 100,000 of them.
 type recorded struct {
-	index       int // position in cassette.Interactions
-	pos         int // position in Engine.requests
 	req         matcher.Request
 	interaction *cassettes.Interaction
 	m           matcher.Matcher // the effective matcher (match.go)
-	// mrtrState and mrtrRetry say whether the request is the retry of a
-	// multi-round-trip request, and with what requestState (protocol.go),
-	// worked out once.
-	mrtrState string
-	mrtrRetry bool
-	// decides says that an equal index key alone makes this request match
-	// a live one (matcher.Keyer, matcher.KeyDecider); exact, when hasExact
-	// (a KeyDecider under rules), is the hash of its exact key, which says
-	// whether such a match is exact (match.go).
-	decides  bool
-	hasExact bool
-	exact    uint64
-	// times is interaction.Times, and response and responseBatch are the
-	// interaction's response and its Batch when it has no exchange (lone):
-	// a replayed call then reads what it needs from here and not from the
-	// cassette's structures, which on a large cassette lie far apart.
-	times         int
-	lone          bool
-	response      json.RawMessage
-	responseBatch int
+	// response and responseBatch are the interaction's response and its
+	// Batch when it has no exchange (lone), and times is
+	// interaction.Times: a replayed call then reads what it needs from
+	// here and not from the cassette's structures, which on a large
+	// cassette lie far apart.
+	response json.RawMessage
+	// exact, when hasExact (a KeyDecider under rules), is the hash of its
+	// exact key, which says whether a match that the key decides is exact
+	// (match.go).
+	exact uint64
 	// respondedAt is the recorded offset of the response, which orders
 	// the server messages that belong to no request around it.
-	respondedAt cassettes.Millis
+	respondedAt   cassettes.Millis
+	index         int // position in cassette.Interactions
+	pos           int // position in Engine.requests
+	times         int
+	responseBatch int
+	lone          bool
+	// mrtrRetry says whether the request is the retry of a multi-round-trip
+	// request (protocol.go), worked out once; its requestState is read
+	// again where it is needed, which is seldom.
+	mrtrRetry bool
+	// decides says that an equal index key alone makes this request match
+	// a live one (matcher.Keyer, matcher.KeyDecider).
+	decides  bool
+	hasExact bool
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -234,15 +236,15 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		}
 	}
 	// The recorded requests are allocated together: one object for the GC
-	// instead of one per request.
+	// instead of one per request, and no pointer each. The slice never
+	// grows past nreq, so a *recorded taken while it fills stays valid.
 	nreq := 0
 	for i := range c.Interactions {
 		if in := &c.Interactions[i]; !in.Scripted() && in.From == cassettes.FromClient && in.Request != nil {
 			nreq++
 		}
 	}
-	slab := make([]recorded, nreq)
-	e.requests = make([]*recorded, 0, nreq)
+	e.requests = make([]recorded, 0, nreq)
 	// A server message belongs to the last client message recorded before
 	// it: a request (followers) or a notification (causes, cause.go).
 	last := -1
@@ -265,9 +267,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}
 			n := len(e.requests)
-			r := &slab[n]
+			e.requests = e.requests[:n+1]
+			r := &e.requests[n]
 			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
-			r.mrtrState, r.mrtrRetry = mcp.RequestState(msg.Params)
+			_, r.mrtrRetry = mcp.RequestState(msg.Params)
 			r.times = in.Times
 			if in.Response != nil {
 				r.respondedAt = in.Response.AtMs
@@ -278,7 +281,6 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			if err := e.index.add(r); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)
 			}
-			e.requests = append(e.requests, r)
 			e.byMethod[msg.Method] = append(e.byMethod[msg.Method], n)
 			if msg.Method == "server/discover" && e.discover == nil && in.Response != nil && isResult(in.Response.Message) {
 				e.discover = r
@@ -383,7 +385,8 @@ func (e *Engine) Unused() []int {
 	e.usedMu.Lock()
 	defer e.usedMu.Unlock()
 	var out []int
-	for _, r := range e.requests {
+	for i := range e.requests {
+		r := &e.requests[i]
 		if !e.used[r.index] {
 			out = append(out, r.index+1)
 		}

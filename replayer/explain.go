@@ -137,7 +137,7 @@ func (e *Engine) explain(ctx context.Context, m *Miss) {
 		if ctx.Err() != nil {
 			break
 		}
-		r := e.requests[n]
+		r := &e.requests[n]
 		x := explained{rec: r.req, live: live}
 		if len(live.Params) > maxExplained || len(r.req.Params) > maxExplained {
 			var rcut, lcut bool
@@ -263,7 +263,7 @@ func (e *Engine) closest(ctx context.Context, live matcher.Request, size int, id
 		if ctx.Err() != nil {
 			break
 		}
-		r := e.requests[n]
+		r := &e.requests[n]
 		short, _ := matcher.Abbreviate(r.req)
 		x := scored{n: n, dist: ls.distance(e.sketchOf(short, len(r.req.Params))), delta: abs(len(r.req.Params) - size)}
 		at := sort.Search(len(best), func(i int) bool {

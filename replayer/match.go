@@ -27,13 +27,27 @@ type index struct {
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	keyBuf   []byte                        // the key being filed (add)
 	seed     maphash.Seed
+	seed2    maphash.Seed // with seed, the seeds of indexKey
+}
+
+// indexKey identifies an index key by two 64-bit hashes of it under
+// independent random seeds, not by its text: a cassette of 100,000 calls
+// then keeps 16 bytes a key and not a copy of each (90 bytes or more a
+// tools/call). Two distinct keys share an indexKey with a chance of about
+// 2^-128; the seeds are drawn anew by each engine, so no cassette or
+// client can aim at a collision.
+type indexKey [2]uint64
+
+// keyOf is the indexKey of an index key.
+func (x *index) keyOf(k []byte) indexKey {
+	return indexKey{maphash.Bytes(x.seed, k), maphash.Bytes(x.seed2, k)}
 }
 
 // bucket is the recorded requests of one method and, for tools/call, tool.
 type bucket struct {
-	keyers []int                       // matchers (indexes) with keyed requests in this bucket
-	keyed  map[int]map[string]*keyList // requests by matcher and index key
-	loose  []int                       // request positions tried one by one
+	keyers []int                         // matchers (indexes) with keyed requests in this bucket
+	keyed  map[int]map[indexKey]*keyList // requests by matcher and index key
+	loose  []int                         // request positions tried one by one
 }
 
 // keyList is the recorded requests of one index key.
@@ -62,7 +76,7 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	if err != nil {
 		return nil, fmt.Errorf("replayer: the cassette's \"match\": %w", err)
 	}
-	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[string]map[string]*bucket{}, seed: maphash.MakeSeed()}, nil
+	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[string]map[string]*bucket{}, seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}, nil
 }
 
 // bucket returns live's bucket, nil for none. A tool name without escapes
@@ -85,7 +99,7 @@ var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
 func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
 	buf := keyBufs.Get().(*[]byte)
 	key, _ := matcher.AppendIndexKey((*buf)[:0], x.matchers[mi], live)
-	l := b.keyed[mi][string(key)]
+	l := b.keyed[mi][x.keyOf(key)]
 	if cap(key) <= 64<<10 {
 		*buf = key
 		keyBufs.Put(buf)
@@ -108,7 +122,7 @@ func (x *index) add(r *recorded) error {
 	tool := r.req.Tool()
 	b := tools[tool]
 	if b == nil {
-		b = &bucket{keyed: map[int]map[string]*keyList{}}
+		b = &bucket{keyed: map[int]map[indexKey]*keyList{}}
 		tools[tool] = b
 	}
 	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
@@ -119,7 +133,7 @@ func (x *index) add(r *recorded) error {
 	}
 	if !slices.Contains(b.keyers, mi) {
 		b.keyers = append(b.keyers, mi)
-		b.keyed[mi] = map[string]*keyList{}
+		b.keyed[mi] = map[indexKey]*keyList{}
 	}
 	switch d := r.m.(type) {
 	case matcher.Keyer:
@@ -132,11 +146,12 @@ func (x *index) add(r *recorded) error {
 			}
 		}
 	}
-	l := b.keyed[mi][string(k)]
+	ik := x.keyOf(k)
+	l := b.keyed[mi][ik]
 	if l == nil {
 		l = &keyList{plain: true, again: -1}
 		l.pos = l.one[:0]
-		b.keyed[mi][string(k)] = l
+		b.keyed[mi][ik] = l
 	}
 	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
 	if r.interaction.Times == 0 {
@@ -249,7 +264,7 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	var matches, loose []int
 	var liveExact map[matcher.Matcher]uint64 // exact-key hash of live, per matcher
 	for _, n := range cands {
-		r := e.requests[n]
+		r := &e.requests[n]
 		if r.decides {
 			// Found by an equal key that decides the match; exact unless
 			// a rule ignored a difference.
@@ -291,14 +306,14 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 		switch {
 		case times < 0, times > 0 && used < times, times == 0 && used == 0:
 			s.used[n]++
-			return e.requests[n], nil
+			return &e.requests[n], nil
 		case times == 0 && !e.opts.Strict:
 			again = n
 		}
 	}
 	if again >= 0 {
 		s.used[again]++
-		return e.requests[again], nil
+		return &e.requests[again], nil
 	}
 	return nil, e.newMiss(live, len(matches) > 0)
 }
@@ -323,14 +338,14 @@ func (s *session) chooseIn(l *keyList) *recorded {
 		if times < 0 || times > 0 && used < times || times == 0 && used == 0 {
 			s.used[n]++
 			s.cursors[l] = i
-			return e.requests[n]
+			return &e.requests[n]
 		}
 	}
 	s.cursors[l] = i
 	if l.again >= 0 && !e.opts.Strict {
 		n := l.pos[l.again]
 		s.used[n]++
-		return e.requests[n]
+		return &e.requests[n]
 	}
 	return nil
 }

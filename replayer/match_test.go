@@ -3,6 +3,7 @@ package replayer
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -426,4 +427,33 @@ func BenchmarkNew(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestNewKeepsLittle: what the engine keeps of a cassette beyond the
+// cassette itself, a recorded call, stays small, since a cassette of
+// 100,000 calls must replay in twice its file size and 30 MiB (DESIGN.md).
+// The index keeps a hash of each key, not its text (it kept 389
+// bytes a call with the text, 244 without).
+func TestNewKeepsLittle(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector adds to every allocation; .ci/run runs this without it")
+	}
+	const n = 20000
+	c := weatherCassette(n, "")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	e, err := New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perCall := float64(after.HeapAlloc-before.HeapAlloc) / n
+	t.Logf("the engine keeps %.0f bytes a recorded call", perCall)
+	if perCall > 260 {
+		t.Errorf("the engine keeps %.0f bytes a recorded call, want at most 260", perCall)
+	}
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(c)
 }

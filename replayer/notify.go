@@ -258,7 +258,8 @@ func (e *Engine) prepareListen() {
 		at  cassettes.Millis
 		raw []byte
 	}
-	for _, r := range e.requests {
+	for i := range e.requests {
+		r := &e.requests[i]
 		if r.req.Method == "subscriptions/listen" {
 			for _, x := range r.interaction.Exchange {
 				if x.From != cassettes.FromServer || x.Message == nil {

@@ -45,7 +45,7 @@ func (e *Engine) prepareLists() {
 		method := spec.Method
 		var all []*listing
 		for _, n := range e.byMethod[method] {
-			r := e.requests[n]
+			r := &e.requests[n]
 			if r.interaction.Response == nil {
 				continue
 			}
@@ -158,7 +158,7 @@ func (s *session) repage(msg *jsonrpc.Message, live matcher.Request) *answerPlan
 			s.e.markUsed(r)
 			return s.answer(msg, r)
 		}
-		plan = s.answer(msg, s.e.requests[l.pages[0]])
+		plan = s.answer(msg, &s.e.requests[l.pages[0]])
 		s.mu.Lock()
 		s.listing[msg.Method] = l.n
 		s.mu.Unlock()
@@ -181,7 +181,7 @@ func (s *session) repage(msg *jsonrpc.Message, live matcher.Request) *answerPlan
 		plan.Interaction = s.e.requests[l.pages[0]].index + 1
 		if offset+size >= len(l.items) {
 			for _, p := range l.pages[1:] {
-				before, after := s.followUps(s.e.requests[p])
+				before, after := s.followUps(&s.e.requests[p])
 				for _, b := range before {
 					plan.Steps = append(plan.Steps, b.steps...)
 				}
@@ -190,7 +190,7 @@ func (s *session) repage(msg *jsonrpc.Message, live matcher.Request) *answerPlan
 		}
 	}
 	for _, p := range l.pages {
-		s.e.markUsed(s.e.requests[p])
+		s.e.markUsed(&s.e.requests[p])
 	}
 	end := min(offset+size, len(l.items))
 	page := l.items[offset:end]

@@ -133,7 +133,7 @@ func (e *Engine) prepareProtocol() {
 		switch {
 		case in.Scripted():
 		case in.From == cassettes.FromClient && in.Request != nil:
-			if r := e.requests[pos]; r.index == i {
+			if r := &e.requests[pos]; r.index == i {
 				if k := mcp.ListKind(r.req.Method); k != "" {
 					add(in.AtMs, k, pos)
 				}
@@ -227,11 +227,12 @@ func (s *session) narrowState(live matcher.Request, matches []int) []int {
 	state, retry := mcp.RequestState(live.Params)
 	var same, kind []int
 	for _, n := range matches {
-		rs, rretry := e.requests[n].mrtrState, e.requests[n].mrtrRetry
-		if rretry == retry {
+		if e.requests[n].mrtrRetry == retry {
 			kind = append(kind, n)
-			if retry && rs == state {
-				same = append(same, n)
+			if retry {
+				if rs, _ := mcp.RequestState(e.requests[n].req.Params); rs == state {
+					same = append(same, n)
+				}
 			}
 		}
 	}

@@ -393,7 +393,7 @@ func (s *session) preferFitting(live matcher.Request, matches []int) []int {
 	}
 	var fit []int
 	for _, n := range matches {
-		r := s.e.requests[n]
+		r := &s.e.requests[n]
 		var rec map[string]json.RawMessage
 		if stateful {
 			rec = s.e.recordedCaps(r.index)

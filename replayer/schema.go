@@ -158,7 +158,7 @@ func (s *session) validateArgs(msg *jsonrpc.Message, live matcher.Request) *answ
 	}
 	// The recording wins: the real server answered this very call.
 	for _, n := range e.index.candidates(live) {
-		if r := e.requests[n]; r.m.Match(r.req, live).Match {
+		if r := &e.requests[n]; r.m.Match(r.req, live).Match {
 			return nil
 		}
 	}
