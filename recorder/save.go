@@ -51,7 +51,7 @@ func (r *Recorder) encodeEarly() {
 		// The room appendInteraction asks for: with less, it would grow
 		// (copy) the whole chunk.
 		if need := 1 + 2*flatSize(&fin); cap(r.chunk)-len(r.chunk) < need {
-			r.chunk = make([]byte, 0, max(earlyChunk, need))
+			r.chunk = make([]byte, 0, max(encodeChunk, need))
 		}
 		start := len(r.chunk)
 		out, err := appendInteraction(append(r.chunk, ','), &fin)
@@ -66,8 +66,12 @@ func (r *Recorder) encodeEarly() {
 // maxEarly bounds the interactions encodeEarly looks at in one batch.
 const maxEarly = 4096
 
-// earlyChunk is the size of the chunks the early encodings are written in.
-const earlyChunk = 64 << 10
+// encodeChunk is the size of the chunks that encodings are written in, the
+// builder's early ones and a save's of the interactions it spills: one
+// large buffer grown as it fills would copy all it holds at each growth
+// (a batch of 100,000 answered calls spilled at once: 400 ms of a 1.1 s
+// save).
+const encodeChunk = 64 << 10
 
 // complete reports an interaction that is unlikely to change: an answered
 // request, a notification, a line that is not JSON.
@@ -220,8 +224,8 @@ func (r *Recorder) save(durable bool) error {
 // encodes the live ones (from index base on) and writes the file.
 func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction, early map[int]part) error {
 	// The interactions that leave memory are encoded one after another
-	// into the arena, reused from save to save once they are spilled,
-	// unless an encoding of them is at hand (encoded). An interaction that
+	// into the arena's chunks (encodeChunk), the last reused from save to
+	// save once they are spilled, unless an encoding of them is at hand (encoded). An interaction that
 	// cannot be encoded is left out, and the save reports it; the others
 	// are not lost with it.
 	if len(r.unspilled) == 0 {
@@ -235,6 +239,9 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		if p, ok := r.encoded(i, fingerprint(r.seed, &gone[k]), early); ok {
 			data, info = p.data, p.info
 		} else {
+			if need := 1 + 2*flatSize(&gone[k]); cap(r.arena)-len(r.arena) < need {
+				r.arena = make([]byte, 0, max(encodeChunk, need))
+			}
 			start := len(r.arena)
 			out, in, err := r.appendFinished(append(r.arena, ','), i, &gone[k])
 			if err != nil {
