@@ -450,7 +450,12 @@ func (o *postOutlet) status() func(*step) {
 
 func (o *postOutlet) batches() (join, withResponse bool) { return o.join, o.withResponse }
 
-func (o *postOutlet) outlives() bool { return o.detached }
+// outlives: a resumable stream goes on when the client goes away, and so
+// does what follows the answer, which goes on the GET stream (send): a
+// client that closes the POST's stream once it has read the answer (mcp-go's
+// does) would otherwise lose the notifications recorded after it, whenever
+// it closed before the replay reached them.
+func (o *postOutlet) outlives() bool { return o.detached || o.answered && o.later != nil }
 
 // eachCall runs run(0) to run(n-1) at the same time and waits for them:
 // the answers to the requests of a batch go on side by side. One request
