@@ -260,14 +260,7 @@ func (w *notingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Replay/mcpgo-everything/record-http/replay-http-to-mcp-go failed so under
 // the race detector and load, when the client was faster than the replay.
 func TestGETStreamMessageAfterTheClientClosedThePOST(t *testing.T) {
-	c, err := cassettes.Parse("touch.json", []byte(strings.Replace(touchGET, `{"from":"server","atMs":20,`, `{"from":"server","atMs":35,`, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := engineOf(t, strings.Replace(touchGET, `{"from":"server","atMs":20,`, `{"from":"server","atMs":35,`, 1), nil)
 	s := e.newSession()
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
