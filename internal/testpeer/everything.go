@@ -1,7 +1,9 @@
 package testpeer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	protocol "github.com/mcpmock/mcpmock/internal/mcp"
 	"io"
@@ -240,6 +242,8 @@ type mcpgoEverything struct {
 	// standalone, over HTTP, tells when a session's GET stream is open:
 	// mcp-go drops what it sends on its own before that.
 	standalone *openStreams
+	// sessions holds the sessions by id, for serveNotification.
+	sessions sync.Map
 }
 
 func newMCPGoEverything(fx *effects, wire *wireWatch, standalone *openStreams) *mcpgoEverything {
@@ -251,6 +255,8 @@ func newMCPGoEverything(fx *effects, wire *wireWatch, standalone *openStreams) *
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcpgo.UnsubscribeRequest, _ *mcpgo.EmptyResult) {
 		e.subs.set(sessionID(ctx), req.Params.URI, false)
 	})
+	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { e.sessions.Store(s.SessionID(), s) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { e.sessions.Delete(s.SessionID()) })
 	e.srv = server.NewMCPServer("testpeer-mcpgo-everything", "1.0.0",
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, false),
@@ -395,8 +401,13 @@ func NewEverythingHTTP(kind string) (*EverythingHTTPServer, error) {
 		h := server.NewStreamableHTTPServer(e.srv, server.WithStateful(true), server.WithStreamableHTTPLogger(quiet))
 		mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w = &watchedResponse{w, wire}
-			if sid := r.Header.Get(protocol.HeaderSessionID); r.Method == http.MethodGet && sid != "" {
+			sid := r.Header.Get(protocol.HeaderSessionID)
+			switch {
+			case sid == "":
+			case r.Method == http.MethodGet:
 				w = &firstWrite{ResponseWriter: w, f: func() { streams.opened(sid) }}
+			case r.Method == http.MethodPost && e.serveNotification(w, r, sid):
+				return
 			}
 			h.ServeHTTP(w, r)
 		}))
@@ -405,6 +416,31 @@ func NewEverythingHTTP(kind string) (*EverythingHTTPServer, error) {
 		return nil, fmt.Errorf("testpeer: no server-everything look-alike of kind %q (want one of %q)", kind, EverythingKinds)
 	}
 	return &EverythingHTTPServer{Handler: mux, fx: fx}, nil
+}
+
+// serveNotification answers a POST of a client notification in session sid
+// 202 Accepted, then hands the notification to the server, and tells
+// whether it did; it leaves any other POST, with its body, to mcp-go.
+// mcp-go (v1.2.1) serves a notification's POST with a goroutine that takes
+// what the session sends from the queue its GET stream reads too, and that
+// goroutine, left running after the answer, drops what it takes; or it puts
+// that on the POST's answer, which a client drops unread (go-sdk closes
+// it). Either way what notifications/initialized causes could be lost.
+func (e *mcpgoEverything) serveNotification(w http.ResponseWriter, r *http.Request, sid string) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	session, ok := e.sessions.Load(sid)
+	if !ok || json.Unmarshal(body, &msg) != nil || msg.ID != nil || msg.Method == "" {
+		return false
+	}
+	w.WriteHeader(http.StatusAccepted)
+	http.NewResponseController(w).Flush()
+	e.srv.HandleMessage(e.srv.WithContext(r.Context(), session.(server.ClientSession)), body)
+	return true
 }
 
 // Close stops the effects in progress and waits for them.
