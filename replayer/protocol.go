@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -45,20 +44,18 @@ func (e *Engine) prepareProtocol() {
 	c := e.cassette
 	e.caps.listChanged = map[string]bool{}
 	versions := map[string]bool{}
-	for i := range c.Interactions {
-		in := &c.Interactions[i]
-		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil || in.Scripted() {
+	// The handshakes, in recorded order, from the requests New parsed
+	// rather than by looking through every interaction again.
+	handshakes := slices.Concat(e.byMethod[mcp.MethodInitialize], e.byMethod[mcp.MethodDiscover])
+	slices.Sort(handshakes)
+	for _, n := range handshakes {
+		rec := &e.requests[n]
+		in := rec.interaction
+		if in.Response == nil {
 			continue
 		}
-		if !bytes.Contains(in.Request, []byte(`"initialize"`)) && !bytes.Contains(in.Request, []byte(`"server/discover"`)) {
-			continue // not a handshake, known without parsing it
-		}
-		req, err := jsonrpc.Parse(in.Request)
-		if err != nil || !mcp.Handshake(req.Method) {
-			continue
-		}
-		if req.Method == "initialize" {
-			e.caps.inits = append(e.caps.inits, recordedInit{index: i, caps: initCapsOf(req.Params)})
+		if rec.req.Method == mcp.MethodInitialize {
+			e.caps.inits = append(e.caps.inits, recordedInit{index: rec.index, caps: initCapsOf(rec.req.Params)})
 		}
 		var resp struct {
 			Result *struct {
