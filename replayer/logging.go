@@ -63,19 +63,11 @@ func (s *session) keepLog(m *jsonrpc.Message) bool {
 	return !ok || n >= level
 }
 
-// requestLogLevel returns the logging level a 2026-07-28 request asks for in
-// its _meta: set reports whether the key is there, ok whether its value is
-// a level.
-func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaLogLevel)) {
-		return 0, false, true
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return 0, false, true
-	}
-	raw, err := jsonrpc.Member(meta, mcp.MetaLogLevel)
-	if err != nil || raw == nil {
+// requestLogLevel returns the logging level a 2026-07-28 request asks for
+// with raw, its _meta logLevel (nil for none): set reports whether the key
+// is there, ok whether its value is a level.
+func requestLogLevel(raw json.RawMessage) (level int, set, ok bool) {
+	if raw == nil {
 		return 0, false, true
 	}
 	var name string
@@ -89,14 +81,14 @@ func requestLogLevel(params json.RawMessage) (level int, set, ok bool) {
 // badLogLevel answers a 2026-07-28 request whose _meta logLevel is no
 // logging level with -32602, as the logging spec of that version says a
 // server should. version is the protocol version msg's _meta names.
-func badLogLevel(msg *jsonrpc.Message, version string) *answerPlan {
+func (s *session) badLogLevel(msg *jsonrpc.Message, version string) *answerPlan {
 	if !mcp.Stateless(version) {
 		return nil
 	}
-	if _, set, ok := requestLogLevel(msg.Params); !set || ok {
+	raw := s.paramsOf(msg.Params).LogLevel
+	if _, set, ok := requestLogLevel(raw); !set || ok {
 		return nil
 	}
-	raw := memberAt(memberAt(msg.Params, "_meta"), mcp.MetaLogLevel)
 	return &answerPlan{Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, &jsonrpc.Error{
 		Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: unknown logging level " + string(raw) + " in _meta " + mcp.MetaLogLevel})}}}
 }
@@ -111,7 +103,7 @@ func (s *session) perRequestLogs(msg *jsonrpc.Message, version string, plan *ans
 	if plan == nil || !mcp.Stateless(version) {
 		return plan
 	}
-	level, set, _ := requestLogLevel(msg.Params)
+	level, set, _ := requestLogLevel(s.paramsOf(msg.Params).LogLevel)
 	drop := func(st step) bool {
 		if st.Kind != stepSend || st.Response || !bytes.Contains(st.Message, []byte(`"notifications/message"`)) {
 			return false

@@ -79,15 +79,19 @@ func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, erro
 	return &index{base: base, cassette: cfg, byConfig: map[string]int{}, plain: -1, buckets: map[string]map[string]*bucket{}, seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()}, nil
 }
 
-// bucket returns live's bucket, nil for none. A tool name without escapes
-// is looked up without a copy.
-func (x *index) bucket(live matcher.Request) *bucket {
+// bucket returns live's bucket, nil for none. name is the JSON of its
+// params' name, where the caller has read it (mcp.RequestParams), or nil
+// to look it up. A tool name without escapes is looked up without a copy.
+func (x *index) bucket(live matcher.Request, name json.RawMessage) *bucket {
 	tools := x.buckets[live.Method]
 	if tools == nil || live.Method != "tools/call" {
 		return tools[""]
 	}
-	if raw, err := jsonrpc.Member(live.Params, "name"); err == nil && len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		return tools[string(raw[1:len(raw)-1])]
+	if name == nil {
+		name, _ = jsonrpc.Member(live.Params, "name")
+	}
+	if len(name) >= 2 && name[0] == '"' && bytes.IndexByte(name, '\\') < 0 {
+		return tools[string(name[1:len(name)-1])]
 	}
 	return tools[live.Tool()]
 }
@@ -213,14 +217,15 @@ func asksNothing(in *cassettes.Interaction) bool {
 // candidates returns the positions of the recorded requests that may match
 // live, in recorded order.
 func (x *index) candidates(live matcher.Request) []int {
-	out, _ := x.search(live, false)
+	out, _ := x.search(live, nil, false)
 	return out
 }
 
-// search is candidates; with wantPlain, when the candidates are one plain
-// key list (see keyList), it returns that list instead.
-func (x *index) search(live matcher.Request, wantPlain bool) ([]int, *keyList) {
-	b := x.bucket(live)
+// search is candidates, with the JSON of live's params' name where the
+// caller has read it (bucket); with wantPlain, when the candidates are one
+// plain key list (see keyList), it returns that list instead.
+func (x *index) search(live matcher.Request, name json.RawMessage, wantPlain bool) ([]int, *keyList) {
+	b := x.bucket(live, name)
 	if b == nil {
 		return nil, nil
 	}
@@ -254,7 +259,7 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	// A list request is narrowed to its generation (narrow); any other
 	// request with a plain key list is answered from it directly, at a
 	// cost that does not grow with the number of equal recorded requests.
-	cands, plain := e.index.search(live, s.plainOK(live)) // protocol.go
+	cands, plain := e.index.search(live, s.paramsOf(live.Params).Name, s.plainOK(live)) // protocol.go
 	if plain != nil {
 		if r := s.chooseIn(plain); r != nil {
 			return r, nil

@@ -221,7 +221,7 @@ func (s *session) narrowState(live matcher.Request, matches []int) []int {
 		}
 		return slices.DeleteFunc(slices.Clone(matches), func(n int) bool { return e.gen[n] != best })
 	}
-	state, retry := mcp.RequestState(live.Params)
+	state, retry := s.paramsOf(live.Params).Retry()
 	var same, kind []int
 	for _, n := range matches {
 		if e.requests[n].mrtrRetry == retry {
@@ -269,7 +269,7 @@ func (s *session) protocolPlan(msg *jsonrpc.Message, version string) *answerPlan
 		s.e.stats.unmatched.Add(1)
 		return plan
 	}
-	if plan := badLogLevel(msg, version); plan != nil { // logging.go
+	if plan := s.badLogLevel(msg, version); plan != nil { // logging.go
 		s.e.stats.unmatched.Add(1)
 		return plan
 	}

@@ -9,9 +9,11 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
-	"github.com/mcpmock/mcpmock/internal/mcp"
 	"github.com/mcpmock/mcpmock/matcher"
 )
+
+// markInputRequired finds the "input_required" of a message quickly (jsonrpc.Marker).
+var markInputRequired = jsonrpc.NewMarker(`"input_required"`)
 
 // This file answers -32021 (MissingRequiredClientCapability, 2026-07-28):
 // a live request whose replayed answer would ask the client for input it
@@ -102,7 +104,7 @@ func inputRequestsOf(response []byte) map[string]struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 } {
-	if !bytes.Contains(response, []byte(`"input_required"`)) {
+	if !markInputRequired.In(response) {
 		return nil
 	}
 	result, err := jsonrpc.Member(response, "result")
@@ -271,15 +273,8 @@ func (s *session) clientCapsFor(params json.RawMessage) (caps map[string]json.Ra
 // their JSON and not decoded again; callers only read the map. s.mu is
 // held.
 func (s *session) clientCapsMemo(params json.RawMessage) (map[string]json.RawMessage, bool) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaClientCapabilities)) {
-		return nil, false
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return nil, false
-	}
-	raw, err := jsonrpc.Member(meta, mcp.MetaClientCapabilities)
-	if err != nil || raw == nil {
+	raw := s.paramsOf(params).ClientCapabilities
+	if raw == nil {
 		return nil, false
 	}
 	if s.capsMemo != nil && bytes.Equal(raw, s.capsMemoRaw) {

@@ -10,6 +10,9 @@ import (
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
+// markElicitationID finds the "elicitationId" of a message quickly (jsonrpc.Marker).
+var markElicitationID = jsonrpc.NewMarker(`"elicitationId"`)
+
 // This file gives URL-mode elicitation (2025-11-25) its semantics in
 // replay. An elicitationId that the client chose (the recorded id is a
 // string of the recorded request's params, as an elicitationId argument
@@ -47,7 +50,7 @@ func (s *session) elicitOut(live *jsonrpc.Message, plan *answerPlan, chain *mrtr
 	seen := len(s.elicits) > 0
 	s.mu.Unlock()
 	if !seen && !slices.ContainsFunc(plan.Steps, func(st step) bool {
-		return st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`))
+		return st.Kind == stepSend && markElicitationID.In(st.Message)
 	}) {
 		return plan
 	}
@@ -55,7 +58,7 @@ func (s *session) elicitOut(live *jsonrpc.Message, plan *answerPlan, chain *mrtr
 	out := *plan
 	out.Steps = nil
 	for _, st := range plan.Steps {
-		if st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"elicitationId"`)) {
+		if st.Kind == stepSend && markElicitationID.In(st.Message) {
 			msg, completes, drop := s.relicit(st.Message, chain, chosen)
 			if drop != "" {
 				s.e.opts.Logger.Warn("not sent " + methodElicitationComplete + ": " + drop)
@@ -501,10 +504,12 @@ type mrtrChain struct {
 // requestState (or takes it out, where the recorded result had none) and
 // returns what that result handed out. Other requests go unchanged.
 func (s *session) stateIn(msg *jsonrpc.Message) (*jsonrpc.Message, *mrtrChain) {
-	if !bytes.Contains(msg.Params, []byte(`"mcpmock-`)) {
+	// Only a token the replay handed out is turned back.
+	raw := s.paramsOf(msg.Params).RequestState
+	if !bytes.HasPrefix(raw, []byte(`"mcpmock-`)) {
 		return msg, nil
 	}
-	token, ok := stringAt(msg.Params, "requestState")
+	token, ok := jsonrpc.Unquote(raw)
 	if !ok {
 		return msg, nil
 	}

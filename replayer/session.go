@@ -34,6 +34,9 @@ type session struct {
 	// _meta, and capsMemoRaw their JSON (clientCapsMemo).
 	capsMemo    map[string]json.RawMessage
 	capsMemoRaw []byte
+	// params is what was read of the last request params (paramsOf), with
+	// a lock of its own.
+	params paramsMemo
 
 	script scriptState // counters of scripted interactions (faults.go)
 	tasks  taskMap     // live and recorded task ids (tasks.go)
@@ -99,7 +102,7 @@ func (s *session) planFor(msg *jsonrpc.Message) *answerPlan {
 	lmsg, chain := s.stateIn(lmsg) // protocol_elicit.go
 	// The protocol version a 2026-07-28 request names in its _meta, read
 	// once: several checks of the request ask for it.
-	version := mcp.MetaVersion(lmsg.Params)
+	version := s.paramsOf(lmsg.Params).ProtocolVersion()
 	var plan *answerPlan
 	if !s.unknownTask(msg, known) {
 		plan = s.perRequestLogs(msg, version, s.checkClientCaps(msg, s.handle(lmsg, version)))

@@ -10,6 +10,9 @@ import (
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
+// markTaskID finds the "taskId" of a message quickly (jsonrpc.Marker).
+var markTaskID = jsonrpc.NewMarker(`"taskId"`)
+
 // This file maps the task ids of 2025-11-25 tasks between the recording and
 // the live client. A replayed CreateTaskResult (the answer to a
 // task-augmented request) hands the client a fresh task id; tasks/get,
@@ -104,7 +107,7 @@ func (s *session) taskOut(msg *jsonrpc.Message, plan *answerPlan, known bool) *a
 	// The common case: nothing about tasks.
 	found := false
 	for _, st := range plan.Steps {
-		if st.Kind == stepSend && bytes.Contains(st.Message, []byte(`"taskId"`)) {
+		if st.Kind == stepSend && markTaskID.In(st.Message) {
 			found = true
 			break
 		}
@@ -131,7 +134,7 @@ func (s *session) taskOut(msg *jsonrpc.Message, plan *answerPlan, known bool) *a
 	}
 	for i := range plan.Steps {
 		st := &plan.Steps[i]
-		if st.Kind != stepSend || !bytes.Contains(st.Message, []byte(`"taskId"`)) {
+		if st.Kind != stepSend || !markTaskID.In(st.Message) {
 			continue
 		}
 		if st.Response && msg.Method == "tasks/list" {

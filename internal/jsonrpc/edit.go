@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // This file edits raw JSON in place: it finds the span of one member of an
@@ -326,4 +327,35 @@ func EachElementAt(raw []byte, f func(value []byte, at int) error) error {
 		}
 	}
 	return nil
+}
+
+// NameIs reports whether the member name quoted (a JSON string as written,
+// quotes included, as EachMemberRaw gives it) is key.
+func NameIs(quoted []byte, key string) bool { return keyEquals(quoted, key) }
+
+// A Marker is a JSON string as written (quotes included), such as
+// `"input_required"`, that a message is quickly tested for (Marker.In)
+// before it is decoded.
+type Marker struct {
+	whole, tail []byte
+}
+
+// NewMarker is the marker of quoted.
+func NewMarker(quoted string) Marker {
+	m := Marker{whole: []byte(quoted)}
+	// The quote a marker starts with starts every string of a message,
+	// and bytes.Index stops at each; its tail from its last capital or
+	// underscore, rarer, is looked for first.
+	if i := strings.LastIndexFunc(quoted, func(r rune) bool { return r == '_' || ('A' <= r && r <= 'Z') }); i > 0 {
+		m.tail = m.whole[i:]
+	}
+	return m
+}
+
+// In reports whether msg holds the marker.
+func (m Marker) In(msg []byte) bool {
+	if m.tail != nil && !bytes.Contains(msg, m.tail) {
+		return false
+	}
+	return bytes.Contains(msg, m.whole)
 }

@@ -13,18 +13,7 @@ import (
 
 // MetaVersion returns params._meta[MetaProtocolVersion], "" for none.
 func MetaVersion(params json.RawMessage) string {
-	if len(params) == 0 || !bytes.Contains(params, []byte(MetaProtocolVersion)) {
-		return ""
-	}
-	meta, err := jsonrpc.Member(params, "_meta")
-	if err != nil || meta == nil {
-		return ""
-	}
-	raw, err := jsonrpc.Member(meta, MetaProtocolVersion)
-	if err != nil || raw == nil {
-		return ""
-	}
-	return stringValue(raw)
+	return ReadParams(params).ProtocolVersion()
 }
 
 // stringValue is the JSON string raw decoded ("" if it is none), without
@@ -95,21 +84,5 @@ func Cursor(params json.RawMessage) string {
 // the request is the retry of a multi round-trip request (2026-07-28): it
 // carries requestState or inputResponses.
 func RequestState(params json.RawMessage) (string, bool) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", false
-	}
-	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
-		return "", false
-	}
-	var p struct {
-		RequestState   *string         `json:"requestState"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false
-	}
-	if p.RequestState != nil {
-		return *p.RequestState, true
-	}
-	return "", len(p.InputResponses) > 0
+	return ReadParams(params).Retry()
 }
