@@ -78,9 +78,9 @@ import (
 // fails at once; so do messages that have come when a block is complete
 // (checked before the next client line goes out, without waiting), and
 // those that come after the last line, until the client hangs up (closes
-// its input; DELETEs the session) and every stream has ended. Over HTTP a
-// client line goes out once the server has sent the headers of the answer
-// to the one before.
+// its input; over HTTP, once every POST is answered, DELETEs the session)
+// and every stream has ended. Over HTTP a client line goes out once the
+// server has sent the headers of the answer to the one before.
 //
 // go test ./replayer -run TestTranscripts -update rewrites the server
 // lines of each file from what the replay sent on its first front end

@@ -225,6 +225,7 @@ type httpConn struct {
 	box    *inbox
 	ctx    context.Context // the streams' lifetime: until the test ends
 	wg     sync.WaitGroup  // stream readers
+	posts  sync.WaitGroup  // readers of the POSTs' answers
 
 	sid, version string // set by initialize's answer
 	get          chan struct{}
@@ -273,7 +274,11 @@ func (hc *httpConn) send(ctx context.Context, line int, msg []byte) error {
 	}
 	stream := fmt.Sprintf("POST of line %d", line)
 	if probe.Method != "initialize" || hc.get != nil {
-		hc.wg.Go(func() { hc.readBody(stream, a.resp) })
+		hc.posts.Add(1)
+		hc.wg.Go(func() {
+			defer hc.posts.Done()
+			hc.readBody(stream, a.resp)
+		})
 		return nil
 	}
 	// initialize: the session and the version of the lines that follow,
@@ -352,9 +357,15 @@ func (hc *httpConn) readBody(stream string, resp *http.Response, seen ...func([]
 	}
 }
 
-// hangUp ends the session with DELETE, which ends the GET stream, and
-// waits for every stream.
+// hangUp waits for the answer to every POST, as a client that is done
+// does, then ends the session with DELETE, which ends the GET stream, and
+// waits for every stream. A DELETE sent while an answer is in flight would
+// end its stream before the answer: what the server would still have sent
+// there would go unseen.
 func (hc *httpConn) hangUp(ctx context.Context) error {
+	if err := waitFor(ctx, &hc.posts); err != nil {
+		return fmt.Errorf("the answers to POSTs did not end: %w", err)
+	}
 	if hc.sid != "" {
 		resp, err := hc.client.Do(hc.request(http.MethodDelete, nil))
 		if err != nil {
@@ -365,15 +376,23 @@ func (hc *httpConn) hangUp(ctx context.Context) error {
 			return fmt.Errorf("DELETE: %s", resp.Status)
 		}
 	}
+	if err := waitFor(ctx, &hc.wg); err != nil {
+		return fmt.Errorf("streams still open after DELETE: %w", err)
+	}
+	return nil
+}
+
+// waitFor waits for wg until ctx is done.
+func waitFor(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})
 	go func() {
-		hc.wg.Wait()
+		wg.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("streams still open after DELETE: %w", ctx.Err())
+		return ctx.Err()
 	}
 }
