@@ -121,9 +121,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}
 	replayingUI(log, cas, eng) // ui.go
 	stdin := e.stdin
+	var mem *memoryLimit // replay_memory.go
 	if fi, err := os.Stat(c.cassette); err == nil {
-		if limit := limitMemory(fi.Size()); limit > 0 { // replay_memory.go
-			stdin = newHeadroom(stdin, limit)
+		if limit := limitMemory(fi.Size()); limit > 0 {
+			mem = newMemoryLimit(limit)
+			stdin = &headroom{r: stdin, m: mem}
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -138,7 +140,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}()
 	var serveErr error
 	if h.enabled() {
-		serveErr = h.serve(ctx, e, eng, log)
+		serveErr = h.serve(ctx, e, eng, log, mem)
 	} else {
 		serveErr = eng.Serve(ctx, stdin, e.stdout)
 	}

@@ -137,8 +137,9 @@ func (f *replayHTTPFlags) enabled() bool { return f.listen != "" }
 // is told to stop.
 const shutdownTimeout = 5 * time.Second
 
-// serve serves the engine over HTTP until ctx ends.
-func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engine, log *slog.Logger) error {
+// serve serves the engine over HTTP until ctx ends; mem, when set, is the
+// process's memory limit, which grows with the open connections.
+func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engine, log *slog.Logger, mem *memoryLimit) error {
 	guard := &httpguard.Options{
 		AllowedOrigins:       f.allowOrigins,
 		AuthToken:            f.authToken,
@@ -154,6 +155,9 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 	h := replayHandler(eng, guard)
 	srv := httpguard.Server(replayRoutes(h), guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(h.Close)
+	if mem != nil {
+		srv.ConnState = mem.connState // room for each open connection
+	}
 	fmt.Fprintln(e.stderr, httpguard.URLLine(l, "/mcp"))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestLimitMemory checks the soft memory limit a replay sets: 2 × the
@@ -42,12 +49,13 @@ func TestHeadroom(t *testing.T) {
 	const base = 30 << 20
 	var sets []int64
 	long := strings.Repeat("x", 3*longLine)
-	h := &headroom{r: strings.NewReader("{}\n" + long + "\n{}\n"), base: base, now: base, set: func(l int64) { sets = append(sets, l) }}
+	m := &memoryLimit{base: base, now: base, set: func(l int64) { sets = append(sets, l) }}
+	h := &headroom{r: strings.NewReader("{}\n" + long + "\n{}\n"), m: m}
 	buf := make([]byte, longLine) // the long line comes in four reads
 	var seen []int64
 	for {
 		_, err := h.Read(buf)
-		seen = append(seen, h.now)
+		seen = append(seen, m.now)
 		if err != nil {
 			break
 		}
@@ -64,6 +72,65 @@ func TestHeadroom(t *testing.T) {
 	if len(sets) == 0 || sets[len(sets)-1] != base {
 		t.Errorf("the last limit set is not the base: %v", sets)
 	}
-	short := &headroom{r: strings.NewReader(strings.Repeat("{}\n", 1000)), base: base, now: base, set: func(l int64) { t.Errorf("a short line set the limit to %d", l) }}
+	quiet := &memoryLimit{base: base, now: base, set: func(l int64) { t.Errorf("a short line set the limit to %d", l) }}
+	short := &headroom{r: strings.NewReader(strings.Repeat("{}\n", 1000)), m: quiet}
 	io.Copy(io.Discard, short)
+}
+
+// TestMemoryLimitConns: an HTTP replay's limit grows by connHeadroom for
+// each open connection, counted in steps of connStep, and is back at the
+// base once they are closed; the connections are an http.Server's, kept
+// alive between requests.
+func TestMemoryLimitConns(t *testing.T) {
+	const base = 30 << 20
+	var mu sync.Mutex
+	var sets []int64
+	m := &memoryLimit{base: base, now: base, set: func(l int64) {
+		mu.Lock()
+		sets = append(sets, l)
+		mu.Unlock()
+	}}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ConnState = m.connState
+	srv.Start()
+	defer srv.Close()
+	limit := func() int64 {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.now
+	}
+
+	const n = connStep + 1 // two steps
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		// A request answered: the server has seen the connection.
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := limit(), int64(base+2*connStep*connHeadroom); got != want {
+		t.Errorf("with %d connections open the limit is %d, want %d", n, got, want)
+	}
+	mu.Lock()
+	if len(sets) != 2 {
+		t.Errorf("the limit was set %d times for %d connections, want 2 (a step of %d): %v", len(sets), n, connStep, sets)
+	}
+	mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	// The server sees each close when it next reads from the connection.
+	deadline := time.Now().Add(time.Minute)
+	for limit() != base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := limit(); got != base {
+		t.Errorf("with every connection closed the limit is %d, want the base %d", got, base)
+	}
 }

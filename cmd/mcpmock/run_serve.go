@@ -162,7 +162,7 @@ func (e *env) serveTarget(ctx context.Context, c *common, r *replayFlags, t *run
 		h := r.h
 		h.listen = "127.0.0.1:0"
 		notifyOnSignal(ctx, st.eng, log) // replay_signal_unix.go: SIGUSR1 sends a tools/list_changed
-		go func() { st.done <- servedEnd{err: h.serve(ctx, sub, st.eng, log)} }()
+		go func() { st.done <- servedEnd{err: h.serve(ctx, sub, st.eng, log, nil)} }()
 		serveStdio = st.eng.Serve
 	} else {
 		save, err := r.mf.saveOptions()
