@@ -1,8 +1,11 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -152,8 +155,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","result":{"x":[1,2,{"y":"\""}]}}`))
 	f.Add([]byte(`[{"jsonrpc":"2.0","method":"n"}]`))
+	// A member that is not JSON-RPC before a syntax error: the syntax
+	// error wins.
+	f.Add([]byte(`{"jsonrpc":"2.0","method":1,"id":}`))
+	f.Add([]byte(`{"method":"m","jsonrpc":2} x`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
+		checkOnePass(t, data, m, err)
 		if err == nil {
 			if m.Kind() == KindInvalid {
 				t.Fatalf("valid message of invalid kind: %s", data)
@@ -189,4 +197,51 @@ func FuzzLineReader(f *testing.F) {
 		}
 		t.Fatal("reader did not reach EOF")
 	})
+}
+
+// checkOnePass fails when Parse, which checks the syntax and reads the
+// members in one pass, says other than checking the whole first (Valid)
+// and then reading the members (ParseValid).
+func checkOnePass(t *testing.T, data []byte, m *Message, err error) {
+	t.Helper()
+	d := bytes.TrimSpace(data)
+	var want *Message
+	var wantErr error
+	if !Valid(d) {
+		wantErr = fmt.Errorf("jsonrpc: parse: %w", syntaxError(d))
+	} else {
+		want, wantErr = ParseValid(d)
+	}
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("Parse(%q): error %v, the two passes: %v", data, err, wantErr)
+	}
+	if (m == nil) != (want == nil) {
+		t.Fatalf("Parse(%q): message %v, the two passes: %v", data, m, want)
+	}
+	if m != nil && !reflect.DeepEqual(m, want) {
+		t.Fatalf("Parse(%q):\n%+v\nthe two passes:\n%+v", data, m, want)
+	}
+}
+
+// TestParseOnePass: the cases where one pass could judge otherwise than
+// two: a member that is not JSON-RPC before a syntax error, duplicates,
+// what follows the object, and each kind of message.
+func TestParseOnePass(t *testing.T) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":1,"id":}`,
+		`{"jsonrpc":"2.0","method":1}`,
+		`{"method":"m","jsonrpc":2} x`,
+		`{"method":"m","jsonrpc":"2.0"}}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","method":"n","params":[1,{"a":"\u00e9"}]}`,
+		` {"jsonrpc" : "2.0" , "method" : "n" } `,
+		`{"\u006aspnrpc":"2.0"}`,
+		`{}`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[]`, `7`, ``, `{"a":1 "b":2}`,
+	} {
+		m, err := Parse([]byte(s))
+		checkOnePass(t, []byte(s), m, err)
+	}
 }

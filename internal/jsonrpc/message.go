@@ -116,10 +116,25 @@ var ErrNotObject = errors.New("jsonrpc: message is not a JSON object")
 // read) together with an *Error whose code is CodeInvalidRequest.
 func Parse(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
-	if !Valid(data) {
+	if len(data) == 0 || data[0] != '{' {
+		if !Valid(data) {
+			return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
+		}
+		return nil, ErrNotObject
+	}
+	// One pass checks the syntax and reads the members; what they say is
+	// judged once the whole is known to be JSON, as if checked first.
+	m := &Message{Raw: data}
+	var w wire
+	var bad error
+	if !eachMemberValid(data, func(quoted, value []byte) {
+		if bad == nil {
+			bad = m.member(&w, quoted, value)
+		}
+	}) {
 		return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
 	}
-	return ParseValid(data)
+	return m, m.finish(w, bad)
 }
 
 // ParseValid is Parse for data already known to be valid JSON (read from a
@@ -161,33 +176,46 @@ func CheckValid(data []byte) (Kind, error) {
 func (m *Message) parse(data []byte) error {
 	m.Raw = data
 	var w wire
-	err := eachMember(data, func(key string, value []byte) error {
-		switch key {
-		case "jsonrpc":
-			s, ok := unquoteName(value)
-			if !ok {
-				return errors.New(`"jsonrpc" must be a string`)
-			}
-			m.version = s
-		case "id":
-			w.ID = value
-		case "method":
-			s, ok := unquoteName(value)
-			if !ok {
-				return errors.New(`"method" must be a string`)
-			}
-			m.Method, w.hasMethod = s, true
-		case "params":
-			w.Params = value
-		case "result":
-			w.Result = value
-		case "error":
-			w.Error = value
+	err := eachMemberRaw(data, func(quoted, value []byte) error { return m.member(&w, quoted, value) })
+	return m.finish(w, err)
+}
+
+// member reads one member of the message into m and w.
+func (m *Message) member(w *wire, quoted, value []byte) error {
+	key, ok := unquoteName(quoted)
+	if !ok {
+		return errors.New("bad member name")
+	}
+	switch key {
+	case "jsonrpc":
+		s, ok := unquoteName(value)
+		if !ok {
+			return errors.New(`"jsonrpc" must be a string`)
 		}
-		return nil
-	})
-	if err != nil {
-		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + err.Error()}
+		m.version = s
+	case "id":
+		w.ID = value
+	case "method":
+		s, ok := unquoteName(value)
+		if !ok {
+			return errors.New(`"method" must be a string`)
+		}
+		m.Method, w.hasMethod = s, true
+	case "params":
+		w.Params = value
+	case "result":
+		w.Result = value
+	case "error":
+		w.Error = value
+	}
+	return nil
+}
+
+// finish fills m from what its members gave (bad: the first that could
+// not be read) and checks it.
+func (m *Message) finish(w wire, bad error) error {
+	if bad != nil {
+		return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + bad.Error()}
 	}
 	m.Params, m.Result = w.Params, w.Result
 	if w.ID != nil {

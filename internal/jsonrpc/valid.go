@@ -8,6 +8,50 @@ func Valid(data []byte) bool {
 	return ok && skipSpace(data, i) == len(data)
 }
 
+// eachMemberValid is Valid for data that begins with '{' (trimmed), which
+// also calls f with each member of the object, in order, once the member
+// is known to be valid: the key as written (quotes included) and the value,
+// sub-slices of data. It reads data once where Valid and then eachMember
+// read it twice.
+func eachMemberValid(data []byte, f func(quoted, value []byte)) bool {
+	i := skipSpace(data, 1)
+	if i < len(data) && data[i] == '}' {
+		return i+1 == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		ks := i
+		var ok bool
+		if i, ok = validString(data, i); !ok {
+			return false
+		}
+		ke := i
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		vs := skipSpace(data, i+1)
+		if i, ok = validValue(data, vs, 1); !ok {
+			return false
+		}
+		f(data[ks:ke], data[vs:i])
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return i+1 == len(data)
+		default:
+			return false
+		}
+	}
+}
+
 // maxDepth bounds nesting, as encoding/json does (10000).
 const maxDepth = 10000
 
