@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,6 +173,10 @@ type recorded struct {
 	// here and not from the cassette's structures, which on a large
 	// cassette lie far apart.
 	response json.RawMessage
+	// idAt and idEnd are the span of the response's id (idAt -1: none
+	// found, or past what an int32 holds), found once and not at every
+	// answer.
+	idAt, idEnd int32
 	// exact, when hasExact (a KeyDecider under rules), is the hash of its
 	// exact key, which says whether a match that the key decides is exact
 	// (match.go).
@@ -277,6 +282,10 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			}
 			if len(in.Exchange) == 0 && in.Response != nil && in.Response.Message != nil {
 				r.lone, r.response, r.responseBatch = true, in.Response.Message, in.Response.Batch
+				r.idAt = -1
+				if start, end, ok := jsonrpc.IDSpan(r.response); ok && end <= math.MaxInt32 {
+					r.idAt, r.idEnd = int32(start), int32(end)
+				}
 			}
 			if err := e.index.add(r); err != nil {
 				return nil, fmt.Errorf("replayer: interaction %d: %w", i+1, err)

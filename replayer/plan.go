@@ -183,7 +183,14 @@ func (p *answerPlan) recycle(messages bool) {
 // addResponse adds the recorded response under the live id, built in the
 // memory that ReleaseAll handed on.
 func (p *answerPlan) addResponse(id jsonrpc.ID, recorded json.RawMessage, batch int) {
-	out, err := jsonrpc.AppendWithID(p.responseBuf(), recorded, id)
+	start, end, ok := jsonrpc.IDSpan(recorded)
+	p.addResponseAt(id, recorded, start, end, ok, batch)
+}
+
+// addResponseAt is addResponse with the span of the recorded id known
+// (jsonrpc.IDSpan).
+func (p *answerPlan) addResponseAt(id jsonrpc.ID, recorded json.RawMessage, start, end int, hasID bool, batch int) {
+	out, err := jsonrpc.AppendWithIDAt(p.responseBuf(), recorded, start, end, hasID, id)
 	if err == nil {
 		p.keepResponse(out)
 		p.Steps = append(p.Steps, step{Kind: stepSend, Response: true, Message: out, Batch: batch})

@@ -219,7 +219,7 @@ func (s *session) answer(msg *jsonrpc.Message, r *recorded) *answerPlan {
 		for _, b := range before {
 			plan.Steps = append(plan.Steps, b.steps...)
 		}
-		plan.addResponse(msg.ID, r.response, r.responseBatch)
+		plan.addResponseAt(msg.ID, r.response, int(r.idAt), int(r.idEnd), r.idAt >= 0, r.responseBatch)
 	} else {
 		plan = s.answerWith(msg, r.interaction, r.index+1, before)
 	}

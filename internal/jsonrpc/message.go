@@ -445,8 +445,21 @@ func WithID(raw json.RawMessage, id ID) (json.RawMessage, error) {
 // AppendWithID appends WithID(raw, id) to dst: with room in dst, it
 // allocates nothing when raw has an "id" to replace.
 func AppendWithID(dst []byte, raw json.RawMessage, id ID) ([]byte, error) {
+	start, end, ok := IDSpan(raw)
+	return AppendWithIDAt(dst, raw, start, end, ok, id)
+}
+
+// IDSpan finds the value of raw's "id" member (the last, if it has
+// several): raw[start:end]. ok is false when raw is not an object or has
+// no id. A caller that sends raw under many ids finds its span once.
+func IDSpan(raw json.RawMessage) (start, end int, ok bool) {
 	start, end, _, err := memberSpan(raw, "id")
-	if err != nil || start < 0 {
+	return start, end, err == nil && start >= 0
+}
+
+// AppendWithIDAt is AppendWithID with raw's id span known (IDSpan).
+func AppendWithIDAt(dst []byte, raw json.RawMessage, start, end int, ok bool, id ID) ([]byte, error) {
+	if !ok {
 		out, err := replaceMember(raw, "id", id.Raw())
 		if dst == nil {
 			return out, err
