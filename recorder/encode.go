@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -254,48 +255,42 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 // with the same seed give the same value for an interaction that did not
 // change.
 func fingerprint(seed maphash.Seed, in *cassettes.Interaction) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	w := func(vs ...uint64) {
-		for _, v := range vs {
-			var b [8]byte
-			for i := range b {
-				b[i] = byte(v >> (8 * i))
-			}
-			h.Write(b[:])
-		}
-	}
+	var p printer
+	p.h.SetSeed(seed)
 	raw := func(b []byte) {
 		if len(b) == 0 {
-			w(0, 0)
+			p.word(0)
+			p.word(0)
 			return
 		}
-		w(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint64(len(b)))
+		p.word(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
+		p.word(uint64(len(b)))
 	}
-	str := func(s string) { h.WriteString(s); w(uint64(len(s))) }
-	str(string(in.From))
-	w(uint64(int64(float64(in.AtMs) * 1000)))
+	p.str(string(in.From))
+	p.word(uint64(int64(float64(in.AtMs) * 1000)))
 	raw(in.Request)
 	raw(in.Notification)
 	raw(in.Match)
 	if in.Raw != nil {
-		str(*in.Raw)
+		p.str(*in.Raw)
 	}
 	before := uint64(0)
 	if in.BeforeResponse {
 		before = 1
 	}
-	w(uint64(in.Batch), uint64(in.Times), before, uint64(in.AfterExchange), uint64(len(in.Exchange)))
+	for _, v := range [...]uint64{uint64(in.Batch), uint64(in.Times), before, uint64(in.AfterExchange), uint64(len(in.Exchange))} {
+		p.word(v)
+	}
 	msg := func(m *cassettes.Message) {
 		if m == nil {
-			w(1)
+			p.word(1)
 			return
 		}
-		str(string(m.From))
-		w(uint64(int64(float64(m.AtMs) * 1000)))
+		p.str(string(m.From))
+		p.word(uint64(int64(float64(m.AtMs) * 1000)))
 		raw(m.Message)
 		if m.Raw != nil {
-			str(*m.Raw)
+			p.str(*m.Raw)
 		}
 	}
 	for i := range in.Exchange {
@@ -304,13 +299,15 @@ func fingerprint(seed maphash.Seed, in *cassettes.Interaction) uint64 {
 	msg(in.Response)
 	if in.HTTP != nil {
 		hp := in.HTTP
-		w(uint64(hp.Status), uint64(len(hp.EventIDs)), uint64(len(hp.RequestHeaders)), uint64(len(hp.ResponseHeaders)))
-		str(hp.URL)
-		str(hp.Form)
-		str(hp.Stream)
-		str(hp.Body)
+		for _, v := range [...]uint64{uint64(hp.Status), uint64(len(hp.EventIDs)), uint64(len(hp.RequestHeaders)), uint64(len(hp.ResponseHeaders))} {
+			p.word(v)
+		}
+		p.str(hp.URL)
+		p.str(hp.Form)
+		p.str(hp.Stream)
+		p.str(hp.Body)
 		for _, id := range hp.EventIDs {
-			str(id)
+			p.str(id)
 		}
 		for _, m := range []map[string]string{hp.RequestHeaders, hp.ResponseHeaders} {
 			for k, v := range m {
@@ -319,10 +316,44 @@ func fingerprint(seed maphash.Seed, in *cassettes.Interaction) uint64 {
 				ph.SetSeed(seed)
 				ph.WriteString(k)
 				ph.WriteString(v)
-				w(ph.Sum64())
+				p.word(ph.Sum64())
 			}
 		}
 	}
-	w(uint64(uintptr(unsafe.Pointer(in.When))), uint64(uintptr(unsafe.Pointer(in.Fault))))
-	return h.Sum64()
+	p.word(uint64(uintptr(unsafe.Pointer(in.When))))
+	p.word(uint64(uintptr(unsafe.Pointer(in.Fault))))
+	return p.sum()
+}
+
+// printer is the hash of a fingerprint: words gather in buf and go to the
+// hash together, not eight bytes a call.
+type printer struct {
+	h   maphash.Hash
+	buf [128]byte
+	n   int
+}
+
+func (p *printer) word(v uint64) {
+	if p.n+8 > len(p.buf) {
+		p.flush()
+	}
+	binary.LittleEndian.PutUint64(p.buf[p.n:], v)
+	p.n += 8
+}
+
+// str adds s and its length.
+func (p *printer) str(s string) {
+	p.flush()
+	p.h.WriteString(s)
+	p.word(uint64(len(s)))
+}
+
+func (p *printer) flush() {
+	p.h.Write(p.buf[:p.n])
+	p.n = 0
+}
+
+func (p *printer) sum() uint64 {
+	p.flush()
+	return p.h.Sum64()
 }

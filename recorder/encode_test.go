@@ -298,3 +298,69 @@ func benchCassette(n int) *cassettes.Cassette {
 	}
 	return c
 }
+
+// BenchmarkFingerprint is the fingerprint of a recorded tools/call, taken
+// twice a call (when it is encoded early and when it is saved).
+func BenchmarkFingerprint(b *testing.B) {
+	in := &cassettes.Interaction{From: cassettes.FromClient, AtMs: 12.5,
+		Request:  json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m7"}}}`),
+		Response: &cassettes.Message{From: cassettes.FromServer, AtMs: 13, Message: json.RawMessage(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)}}
+	seed := maphash.MakeSeed()
+	var sink uint64
+	for b.Loop() {
+		sink += fingerprint(seed, in)
+	}
+	_ = sink
+}
+
+// TestFingerprint: the fingerprint of an interaction is the same while it
+// does not change and differs after each change a recording makes.
+func TestFingerprint(t *testing.T) {
+	seed := maphash.MakeSeed()
+	base := func() *cassettes.Interaction {
+		return &cassettes.Interaction{From: cassettes.FromClient, AtMs: 1,
+			Request: json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+			HTTP:    &cassettes.HTTP{Status: 200, RequestHeaders: map[string]string{"A": "1"}}}
+	}
+	raw := "x"
+	long := strings.Repeat("h", 300) // longer than the printer's buffer
+	changes := map[string]func(in *cassettes.Interaction){
+		"the response came": func(in *cassettes.Interaction) {
+			in.Response = &cassettes.Message{From: cassettes.FromServer, Message: json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{}}`)}
+		},
+		"another request": func(in *cassettes.Interaction) {
+			in.Request = json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		},
+		"its time":        func(in *cassettes.Interaction) { in.AtMs = 2 },
+		"times":           func(in *cassettes.Interaction) { in.Times = 2 },
+		"a batch":         func(in *cassettes.Interaction) { in.Batch = 1 },
+		"before response": func(in *cassettes.Interaction) { in.BeforeResponse = true },
+		"a raw line":      func(in *cassettes.Interaction) { in.Raw = &raw },
+		"an exchange": func(in *cassettes.Interaction) {
+			in.Exchange = append(in.Exchange, cassettes.Message{From: cassettes.FromServer})
+		},
+		"a header value": func(in *cassettes.Interaction) { in.HTTP.RequestHeaders["A"] = "2" },
+		"a response header": func(in *cassettes.Interaction) {
+			in.HTTP.ResponseHeaders = map[string]string{"B": "1"}
+		},
+		"the status":   func(in *cassettes.Interaction) { in.HTTP.Status = 202 },
+		"an event id":  func(in *cassettes.Interaction) { in.HTTP.EventIDs = append(in.HTTP.EventIDs, "e1") },
+		"a long body":  func(in *cassettes.Interaction) { in.HTTP.Body = long },
+		"the stream":   func(in *cassettes.Interaction) { in.HTTP.Stream = "get" },
+		"no HTTP note": func(in *cassettes.Interaction) { in.HTTP = nil },
+	}
+	in := base()
+	want := fingerprint(seed, in)
+	if again := fingerprint(seed, in); again != want {
+		t.Fatalf("two fingerprints of one interaction: %x and %x", want, again)
+	}
+	for name, change := range changes {
+		in := base()
+		in.Request = base().Request // the same bytes, another message
+		before := fingerprint(seed, in)
+		change(in)
+		if got := fingerprint(seed, in); got == before {
+			t.Errorf("%s: the fingerprint did not change (%x)", name, got)
+		}
+	}
+}
