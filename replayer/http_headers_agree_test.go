@@ -31,7 +31,7 @@ func TestClientHeadersPassServerCheck(t *testing.T) {
 			}
 			h := http.Header{}
 			mcp.SetRequestHeaders(h, msg, "")
-			if status, code, text, _ := checkHeaders(h, msg); status != 0 {
+			if status, code, text, _ := checkHeaders(h, msg, mcp.ReadParams(msg.Params)); status != 0 {
 				t.Errorf("the replay server refused the client's headers %v: %d %d %s", h, status, code, text)
 			}
 		})

@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 type incoming struct {
 	raw []byte
 	msg *jsonrpc.Message
+	p   mcp.RequestParams // read of msg's params once, for every check
 }
 
 // readPOST checks a POST's headers and reads its messages. It answers the
@@ -41,7 +41,7 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 		http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
 		return nil, false, false
 	}
-	if !json.Valid(body) {
+	if !jsonrpc.Valid(body) { // encoding/json's answer, in a fraction of its time
 		livelog.Raw(h.e.opts.Logger, livelog.ToServer, body, "parse error")
 		h.e.stats.messages.Add(1)
 		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeParseError, "Parse error: the body is not JSON", nil)
@@ -68,7 +68,7 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 			}
 			return nil, false, false
 		}
-		msgs = append(msgs, incoming{raw: el, msg: msg})
+		msgs = append(msgs, incoming{raw: el, msg: msg, p: mcp.ReadParams(msg.Params)})
 	}
 	return msgs, batch, true
 }
@@ -103,7 +103,7 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 	}
 	if !modern {
 		for _, m := range msgs {
-			if m.msg.Kind() == jsonrpc.KindRequest && mcp.MetaVersion(m.msg.Params) != "" {
+			if m.msg.Kind() == jsonrpc.KindRequest && m.p.ProtocolVersion() != "" {
 				modern = true
 			}
 		}
@@ -149,6 +149,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	var calls []postCall
 	for _, m := range msgs {
+		s.knowParams(m.msg.Params, m.p)
 		if plan := s.receive(m.msg, table); plan != nil {
 			calls = append(calls, postCall{msg: m.msg, plan: plan})
 		}

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -17,12 +16,12 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
 		return
 	}
-	msg := msgs[0].msg
+	msg, p := msgs[0].msg, msgs[0].p
 	if msg.Kind() == jsonrpc.KindRequest {
-		status, code, text, data := checkHeaders(r.Header, msg)
+		status, code, text, data := checkHeaders(r.Header, msg, p)
 		if status == 0 && msg.Method == "tools/call" {
 			// http_params.go: the Mcp-Param-* headers of the tool.
-			if name, ok := mcp.ToolName(msg.Params); ok {
+			if name, ok := mcp.DecodeString(p.Name); ok {
 				if text = checkParamHeaders(r.Header, msg.Params, h.params.of(h.e.cassette, name)); text != "" {
 					status, code = http.StatusBadRequest, CodeHeaderMismatch
 				}
@@ -51,11 +50,12 @@ type unsupportedVersion struct {
 }
 
 // checkHeaders validates the request metadata headers of a stateless
-// request (the 2026-07-28 transport's Server Validation). It returns the
-// HTTP status, JSON-RPC code, message and data of the refusal, or status 0.
-func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text string, data any) {
+// request (the 2026-07-28 transport's Server Validation), p what was read
+// of its params. It returns the HTTP status, JSON-RPC code, message and
+// data of the refusal, or status 0.
+func checkHeaders(hd http.Header, msg *jsonrpc.Message, p mcp.RequestParams) (status, code int, text string, data any) {
 	header := hd.Get(mcp.HeaderProtocolVersion)
-	meta := mcp.MetaVersion(msg.Params)
+	meta := p.ProtocolVersion()
 	switch {
 	case header == "":
 		return 400, CodeHeaderMismatch, fmt.Sprintf("Header mismatch: the %s header is required for requests carrying %q", mcp.HeaderProtocolVersion, mcp.MetaProtocolVersion), nil
@@ -79,8 +79,9 @@ func checkHeaders(hd http.Header, msg *jsonrpc.Message) (status, code int, text 
 		return 0, 0, "", nil
 	}
 	body := ""
-	if raw, err := jsonrpc.Member(msg.Params, field); err == nil && raw != nil {
-		if err := json.Unmarshal(raw, &body); err != nil {
+	if raw := p.Named(msg.Method); raw != nil {
+		var ok bool
+		if body, ok = mcp.DecodeString(raw); !ok {
 			return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s must be a string", field), nil
 		}
 	}

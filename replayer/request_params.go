@@ -35,19 +35,18 @@ func (s *session) paramsOf(params json.RawMessage) mcp.RequestParams {
 		m.raw = append(m.raw[:0], params...)
 		m.p = mcp.ReadParams(m.raw)
 	}
-	p := m.p
-	for _, f := range []*json.RawMessage{&p.Meta, &p.Name, &p.Arguments, &p.RequestState, &p.InputResponses, &p.Version, &p.ClientCapabilities, &p.LogLevel} {
-		*f = rebase(*f, m.raw, params)
-	}
-	return p
+	return m.p.Rebase(m.raw, params)
 }
 
-// rebase is the span of params that sub, a sub-slice of from (which holds
-// the same bytes), is of from.
-func rebase(sub, from, params []byte) json.RawMessage {
-	if sub == nil {
-		return nil
+// knowParams puts p, read from params by a front end before the session
+// handles them, in the memo.
+func (s *session) knowParams(params json.RawMessage, p mcp.RequestParams) {
+	if len(params) > maxMemoParams {
+		return
 	}
-	at := cap(from) - cap(sub)
-	return params[at : at+len(sub) : at+len(sub)]
+	m := &s.params
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.raw = append(m.raw[:0], params...)
+	m.p = p.Rebase(params, m.raw)
 }

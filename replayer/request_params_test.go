@@ -41,3 +41,26 @@ func TestParamsOfIsByContent(t *testing.T) {
 		t.Errorf("the params of a large request: Name = %s", p.Name)
 	}
 }
+
+// TestKnowParams: params a front end read, put in the memo, are answered
+// from it as spans of the params asked for, and the memo keeps its own
+// copy: the body they were read from may change after.
+func TestKnowParams(t *testing.T) {
+	e, err := New(cassettes.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	body := []byte(`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo"}}`)
+	params := body[len(`{"params":`) : len(body)-1]
+	s.knowParams(params, mcp.ReadParams(params))
+	line := append([]byte(nil), params...) // the same params, elsewhere
+	copy(body, bytes.Repeat([]byte("x"), len(body)))
+	p := s.paramsOf(line)
+	if string(p.Name) != `"echo"` || p.ProtocolVersion() != mcp.Version20260728 {
+		t.Fatalf("paramsOf after knowParams = %+v", p)
+	}
+	if &p.Name[0] != &line[bytes.Index(line, []byte(`"echo"`))] {
+		t.Error("paramsOf answers with a span of another buffer than the params it was given")
+	}
+}

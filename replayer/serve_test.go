@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
 // discardTry is a stream that takes every write at once; it keeps the last.
@@ -97,5 +100,30 @@ func TestServeLineAllocates(t *testing.T) {
 	}
 	if want := fmt.Sprintf(`"text":"m%d"`, (i-1)%benchDistinct); !bytes.Contains(out.last, []byte(want)) {
 		t.Fatalf("the last answer is %s, want one with %s", out.last, want)
+	}
+}
+
+// BenchmarkHTTPStateless is a 2026-07-28 call on the HTTP front end, as
+// the go-sdk client sends it (its metadata headers, _meta in the body),
+// handled by the engine's Handler without a network: what the replay adds
+// to net/http's own work for a request.
+func BenchmarkHTTPStateless(b *testing.B) {
+	e, lines := benchSession(b)
+	h := e.Handler(nil)
+	defer h.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(lines[i%len(lines)]))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set(mcp.HeaderProtocolVersion, mcp.Version20260728)
+		r.Header.Set(mcp.HeaderMethod, "tools/call")
+		r.Header.Set(mcp.HeaderName, "echo")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
 	}
 }

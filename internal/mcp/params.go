@@ -61,11 +61,22 @@ func ToolName(params json.RawMessage) (string, bool) {
 	if err != nil || raw == nil {
 		return "", false
 	}
-	var name string
-	if json.Unmarshal(raw, &name) != nil {
+	return DecodeString(raw)
+}
+
+// DecodeString is the string the JSON value raw holds, as encoding/json
+// decodes it into a string (null is ""); ok is false for nil or a value of
+// another type. raw is valid JSON (a span of a parsed message); a string
+// without escapes is not given to the decoder.
+func DecodeString(raw json.RawMessage) (string, bool) {
+	if raw == nil {
 		return "", false
 	}
-	return name, true
+	if s, ok := jsonrpc.Unquote(raw); ok {
+		return s, true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
 // Cursor returns the cursor of a list request's params, "" for none.

@@ -16,6 +16,7 @@ import (
 // names wins.
 type RequestParams struct {
 	Meta, Name, Arguments        json.RawMessage
+	URI                          json.RawMessage // of resources/read
 	RequestState, InputResponses json.RawMessage
 	// Of _meta.
 	Version, ClientCapabilities, LogLevel json.RawMessage
@@ -35,6 +36,8 @@ func ReadParams(params json.RawMessage) RequestParams {
 			p.Name = value
 		case jsonrpc.NameIs(quoted, "arguments"):
 			p.Arguments = value
+		case jsonrpc.NameIs(quoted, "uri"):
+			p.URI = value
 		case jsonrpc.NameIs(quoted, "requestState"):
 			p.RequestState = value
 		case jsonrpc.NameIs(quoted, "inputResponses"):
@@ -63,6 +66,34 @@ func ReadParams(params json.RawMessage) RequestParams {
 		p.Version, p.ClientCapabilities, p.LogLevel = nil, nil, nil
 	}
 	return p
+}
+
+// Rebase is p read from to instead of from, which holds the same bytes:
+// each member's span of from becomes the same span of to. A caller that
+// keeps a copy of the params moves what it read to the copy and back.
+// The spans are sub-slices as ReadParams makes them (to the end of their
+// array), so that one rebased can be rebased again.
+func (p RequestParams) Rebase(from, to []byte) RequestParams {
+	for _, f := range []*json.RawMessage{&p.Meta, &p.Name, &p.Arguments, &p.URI, &p.RequestState, &p.InputResponses, &p.Version, &p.ClientCapabilities, &p.LogLevel} {
+		if *f != nil {
+			at := cap(from) - cap(*f)
+			*f = to[at : at+len(*f)]
+		}
+	}
+	return p
+}
+
+// Named is the raw name member of a request of method: params.name of
+// tools/call and prompts/get, params.uri of resources/read (NameMember);
+// nil for other methods or when absent.
+func (p RequestParams) Named(method string) json.RawMessage {
+	switch NameMember(method) {
+	case "name":
+		return p.Name
+	case "uri":
+		return p.URI
+	}
+	return nil
 }
 
 // ProtocolVersion is the protocol version the _meta names, "" for none
