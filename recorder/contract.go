@@ -307,7 +307,7 @@ func (c *contract) request(d int, msg *jsonrpc.Message, p *params, index int) {
 	switch msg.Method {
 	case "tools/call", "prompts/get", "resources/read":
 		if d == 0 {
-			r.name = strings.Clone(p.name.String())
+			r.name = text(p.name)
 			c.checkRequestState(msg, p, r, index)
 		} else {
 			r.name = gjson.GetBytes(msg.Params, mcp.NameMember(msg.Method)).String()
@@ -491,7 +491,7 @@ func (c *contract) checkOutput(s *scope, r sentReq, msg *jsonrpc.Message, struct
 // be the retry of an input_required result: it must be one the server sent
 // for this request, unchanged.
 func (c *contract) checkRequestState(msg *jsonrpc.Message, p *params, r sentReq, index int) {
-	if !p.state.Exists() && !p.inputResponses {
+	if p.state == nil && !p.inputResponses {
 		return
 	}
 	key := r.method + "\x00" + r.name
@@ -502,18 +502,18 @@ func (c *contract) checkRequestState(msg *jsonrpc.Message, p *params, r sentReq,
 	st := p.state
 	issued := c.states[key]
 	switch {
-	case !st.Exists():
+	case st == nil:
 		if len(issued) > 0 && !c.stateless[key] && p.inputResponses {
 			c.warn(ContractRequestState, c.cur, msg, index, r.method,
 				fmt.Sprintf("the retry of %s has inputResponses but not the requestState %s of its input_required result", what, shortState(issued[len(issued)-1])))
 		}
 		return
-	case st.Type != gjson.String:
+	case !isString(st):
 		c.warn(ContractRequestState, c.cur, msg, index, r.method,
-			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, cut(st.Raw)))
+			fmt.Sprintf("the requestState of %s is %s, not the string the server sent", what, cut(string(st))))
 		return
 	}
-	v := st.String()
+	v := text(st)
 	for _, s := range issued {
 		if s == v {
 			return
@@ -607,49 +607,30 @@ func (c *contract) messageVersion(p *params) string {
 // params is what the checks read of a client message's params, in one
 // pass over them (readParams).
 type params struct {
-	name           gjson.Result // params.name or params.uri (mcp.NameMember)
-	state          gjson.Result // params.requestState
-	inputResponses bool         // params.inputResponses is there
-	version        string       // params._meta[mcp.MetaProtocolVersion]
+	name           json.RawMessage // params.name or params.uri (mcp.NameMember)
+	state          json.RawMessage // params.requestState
+	inputResponses bool            // params.inputResponses is there
+	version        string          // params._meta[mcp.MetaProtocolVersion]
 }
 
+// readParams reads the params as the replay reads them (mcp.ReadParams):
+// the last of duplicate names wins.
 func readParams(msg *jsonrpc.Message) params {
-	var p params
-	member := mcp.NameMember(msg.Method)
-	view(msg.Params).ForEach(func(k, v gjson.Result) bool {
-		switch {
-		case member != "" && k.Str == member:
-			p.name = v
-		case k.Str == "requestState":
-			p.state = v
-		case k.Str == "inputResponses":
-			p.inputResponses = true
-		case k.Str == "_meta":
-			v.ForEach(func(k, v gjson.Result) bool {
-				if k.Str == mcp.MetaProtocolVersion {
-					p.version = intern(v.String())
-					return false
-				}
-				return true
-			})
-		}
-		return true
-	})
-	return p
+	rp := mcp.ReadParams(msg.Params)
+	return params{name: rp.Named(msg.Method), state: rp.RequestState, inputResponses: rp.InputResponses != nil, version: rp.ProtocolVersion()}
 }
 
-// intern returns the version v as one of mcp.Versions (no copy of the
-// message's bytes, none made), or a copy of it.
-func intern(v string) string {
-	for _, k := range knownVersions {
-		if v == k {
-			return k
-		}
+// text is the text of a JSON value as gjson gives it: a string's value,
+// else the value as written ("" for none).
+func text(raw json.RawMessage) string {
+	if s, ok := mcp.DecodeString(raw); ok {
+		return s
 	}
-	return strings.Clone(v)
+	return string(raw)
 }
 
-var knownVersions = mcp.Versions()
+// isString reports whether raw is a JSON string.
+func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
 // view is raw as gjson reads it, without a copy: raw (a message the
 // Recorder owns) is never changed, and what the checks keep of it they
@@ -693,7 +674,7 @@ func (c *contract) checkHeaders(msg *jsonrpc.Message, p *params, index int) {
 	if !ok {
 		if required {
 			c.warn(ContractHeaders, c.cur, msg, index, msg.Method,
-				fmt.Sprintf("the 2026-07-28 request %s has no %s header (params.%s is %s)", msg.Method, mcp.HeaderName, member, body.Raw))
+				fmt.Sprintf("the 2026-07-28 request %s has no %s header (params.%s is %s)", msg.Method, mcp.HeaderName, member, body))
 		}
 		return
 	}
@@ -702,9 +683,9 @@ func (c *contract) checkHeaders(msg *jsonrpc.Message, p *params, index int) {
 	case !valid:
 		c.warn(ContractHeaders, c.cur, msg, index, msg.Method,
 			fmt.Sprintf("the %s header %q is not a valid header value (plain visible ASCII, or =?base64?…?=)", mcp.HeaderName, hn))
-	case body.Type != gjson.String || name != body.String():
+	case !isString(body) || name != text(body):
 		c.warn(ContractHeaders, c.cur, msg, index, msg.Method,
-			fmt.Sprintf("the %s header says %q but the body's params.%s is %s", mcp.HeaderName, name, member, body.Raw))
+			fmt.Sprintf("the %s header says %q but the body's params.%s is %s", mcp.HeaderName, name, member, body))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 )
 
@@ -346,5 +347,31 @@ func TestContractChecks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestContractReadsParamsAsTheReplay: the checks read a request's params
+// as the replay does (mcp.ReadParams): the last of duplicate names, the
+// name member of each method, a requestState as written.
+func TestContractReadsParamsAsTheReplay(t *testing.T) {
+	for _, c := range []struct {
+		line                 string
+		name, state, version string
+		inputResponses       bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"a","name":"b","requestState":5,"inputResponses":null}}`,
+			`"b"`, `5`, "2026-07-28", true},
+		{`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"name":"n","uri":"file:///x"}}`, `"file:///x"`, ``, "", false},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping"}`, ``, ``, "", false},
+	} {
+		msg, err := jsonrpc.Parse([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := readParams(msg)
+		if string(p.name) != c.name || string(p.state) != c.state || p.version != c.version || p.inputResponses != c.inputResponses {
+			t.Errorf("readParams(%s) = name %s, state %s, version %q, inputResponses %v; want %s, %s, %q, %v",
+				c.line, p.name, p.state, p.version, p.inputResponses, c.name, c.state, c.version, c.inputResponses)
+		}
 	}
 }
