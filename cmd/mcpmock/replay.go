@@ -140,6 +140,7 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}()
 	var serveErr error
 	if h.enabled() {
+		defer oneThread()() // replay_http.go
 		serveErr = h.serve(ctx, e, eng, log, mem)
 	} else {
 		serveErr = eng.Serve(ctx, stdin, e.stdout)

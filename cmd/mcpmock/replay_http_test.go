@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,4 +103,27 @@ func TestReplayListenRefusesRemoteWithoutFlag(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--allow-remote") {
 		t.Fatalf("want a usage error naming --allow-remote, got %v", err)
 	}
+}
+
+// TestOneThread checks that the HTTP replay runs on one thread, puts back
+// what was when it ends, and leaves a GOMAXPROCS that the user set alone.
+func TestOneThread(t *testing.T) {
+	before := runtime.GOMAXPROCS(2) // two at least, whatever the machine
+	defer runtime.GOMAXPROCS(before)
+	t.Setenv("GOMAXPROCS", "")
+	restore := oneThread()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("GOMAXPROCS unset: %d threads, want 1", n)
+	}
+	restore()
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("after the replay: %d, want 2 back", n)
+	}
+	t.Setenv("GOMAXPROCS", "3")
+	runtime.GOMAXPROCS(3)
+	restore = oneThread()
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("GOMAXPROCS=3: %d threads, want the user's 3", n)
+	}
+	restore()
 }
