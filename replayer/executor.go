@@ -370,8 +370,9 @@ type inflight struct {
 	plans  sync.WaitGroup // plans being carried out
 }
 
-// add registers a request in flight; the returned func forgets it once
-// its plan is carried out. It reports false, registering nothing, when the
+// add registers a request in flight, with the cancel of its context (nil
+// for a plan that cannot wait); the returned func forgets it once its plan
+// is carried out. It reports false, registering nothing, when the
 // connection has ended.
 func (t *inflight) add(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget func(), ok bool) {
 	t.mu.Lock()
@@ -399,9 +400,9 @@ func (t *inflight) cancelled(msg *jsonrpc.Message) {
 		return
 	}
 	t.mu.Lock()
-	cancel, ok := t.cancel[jsonrpc.ID(id)]
+	cancel := t.cancel[jsonrpc.ID(id)]
 	t.mu.Unlock()
-	if ok {
+	if cancel != nil {
 		cancel(errCancelledByClient)
 	}
 }
@@ -412,7 +413,9 @@ func (t *inflight) end(cause error) {
 	defer t.mu.Unlock()
 	t.ended = true
 	for _, cancel := range t.cancel {
-		cancel(cause)
+		if cancel != nil {
+			cancel(cause)
+		}
 	}
 }
 

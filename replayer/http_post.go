@@ -200,11 +200,18 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 		// moment after it: the explanation stops as the client leaves.
 		s.explainMiss(base, c.msg, c.plan)
 	}
-	// Each request can be cancelled alone (notifications/cancelled).
+	// Each request that can wait can be cancelled alone
+	// (notifications/cancelled); one that cannot is carried out before
+	// anything could cancel it, under the request's own context.
 	for i := range calls {
-		ctx, cancel := context.WithCancelCause(base)
-		defer cancel(nil)
-		calls[i].ctx = ctx
+		calls[i].ctx = base
+		var cancel context.CancelCauseFunc
+		if !calls[i].plan.immediate() {
+			var ctx context.Context
+			ctx, cancel = context.WithCancelCause(base)
+			defer cancel(nil)
+			calls[i].ctx = ctx
+		}
 		if table != nil {
 			forget, ok := table.add(calls[i].msg.ID, cancel)
 			if !ok {

@@ -88,9 +88,17 @@ func (s *sseWriter) eventID(id, name string, data []byte) error {
 	return s.write(id, name, data, true)
 }
 
+// eventBufs holds the buffers events are framed in: the response copies
+// what it is given, so one buffer serves event after event.
+var eventBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledEvent = 64 << 10
+
 // write writes an event, and flushes it if flush; s.mu is held.
 func (s *sseWriter) write(id, name string, data []byte, flush bool) error {
-	var b bytes.Buffer
+	bp := eventBufs.Get().(*[]byte)
+	defer eventBufs.Put(bp)
+	b := (*bp)[:0]
 	// An id that would break the framing is not written: a cassette that
 	// was loaded cannot hold one (cassettes refuses it), one built in Go
 	// may, and its event goes without the id rather than inject another.
@@ -98,18 +106,19 @@ func (s *sseWriter) write(id, name string, data []byte, flush bool) error {
 		id = ""
 	}
 	if id != "" {
-		b.WriteString("id: " + id + "\n")
+		b = append(append(append(b, "id: "...), id...), '\n')
 	}
 	if name != "" {
-		b.WriteString("event: " + name + "\n")
+		b = append(append(append(b, "event: "...), name...), '\n')
 	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimSuffix(line, []byte("\r")))
-		b.WriteByte('\n')
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		b = append(append(append(b, "data: "...), bytes.TrimSuffix(line, []byte("\r"))...), '\n')
 	}
-	b.WriteByte('\n')
-	if _, err := s.w.Write(b.Bytes()); err != nil {
+	b = append(b, '\n')
+	if *bp = b; cap(b) > maxPooledEvent {
+		*bp = nil // a large event's buffer is not kept for small ones
+	}
+	if _, err := s.w.Write(b); err != nil {
 		s.err = err
 		return err
 	}

@@ -127,3 +127,87 @@ func BenchmarkHTTPStateless(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHTTPSession is a call of a stateful Streamable HTTP session
+// (2025-11-25) as the go-sdk client makes it, answered with one event of a
+// text/event-stream as the go-sdk server recorded it: the handler's work
+// for the bench harness's "http: replay / go-sdk server" row, without a
+// network. A session lasts 3,000 calls, then ends with DELETE.
+func BenchmarkHTTPSession(b *testing.B) {
+	const calls = 3000
+	c := cassettes.New()
+	c.Interactions = append(c.Interactions, cassettes.Interaction{
+		From:    cassettes.FromClient,
+		Request: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"bench-client","version":"1"},"protocolVersion":"2025-11-25"}}`),
+		Response: &cassettes.Message{From: cassettes.FromServer,
+			Message: []byte(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"logging":{},"tools":{"listChanged":true}},"protocolVersion":"2025-11-25","serverInfo":{"name":"bench-server","version":"1"}}}`)},
+		HTTP: &cassettes.HTTP{Status: 200, Form: "sse", ResponseHeaders: map[string]string{mcp.HeaderSessionID: "[REDACTED]"}},
+	}, cassettes.Interaction{
+		From:    cassettes.FromClient,
+		Request: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`),
+		HTTP:    &cassettes.HTTP{Status: 202, Form: "none"},
+	})
+	request := func(id, i int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, id, i%benchDistinct)
+	}
+	lines := make([][]byte, calls)
+	for i := range calls {
+		lines[i] = request(i+2, i)
+		c.Interactions = append(c.Interactions, cassettes.Interaction{
+			From:    cassettes.FromClient,
+			Request: lines[i],
+			Response: &cassettes.Message{From: cassettes.FromServer,
+				Message: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+2, i%benchDistinct)},
+			HTTP: &cassettes.HTTP{Status: 200, Form: "sse"},
+		})
+	}
+	e, err := New(c, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := e.Handler(nil)
+	defer h.Close()
+	post := func(sid string, body []byte) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set(mcp.HeaderSessionID, sid)
+			r.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	var sid string
+	open := func() {
+		if sid != "" {
+			r := httptest.NewRequest(http.MethodDelete, "/mcp", nil)
+			r.Header.Set(mcp.HeaderSessionID, sid)
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		w := post("", c.Interactions[0].Request)
+		if sid = w.Header().Get(mcp.HeaderSessionID); w.Code != http.StatusOK || sid == "" {
+			b.Fatalf("initialize: %d %q", w.Code, w.Body)
+		}
+		if w := post(sid, c.Interactions[1].Request); w.Code != http.StatusAccepted {
+			b.Fatalf("notifications/initialized: %d %q", w.Code, w.Body)
+		}
+	}
+	var w *httptest.ResponseRecorder
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%calls == 0 {
+			open()
+		}
+		w = post(sid, lines[i%calls])
+		if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" {
+			b.Fatalf("call %d: %d %s %q", i, w.Code, w.Header().Get("Content-Type"), w.Body)
+		}
+	}
+	b.StopTimer()
+	if want := fmt.Sprintf(`"text":"m%d"`, (b.N-1)%calls%benchDistinct); !bytes.Contains(w.Body.Bytes(), []byte(want)) {
+		b.Fatalf("the last answer is %q, want one with %s", w.Body, want)
+	}
+}

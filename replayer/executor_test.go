@@ -1,0 +1,48 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
+)
+
+// TestInflightWithoutCancel: a request whose plan cannot wait is in the
+// table without a cancel (HTTP answers it under the request's context); a
+// notifications/cancelled naming it, or the end of the session, passes it
+// by and cancels the others.
+func TestInflightWithoutCancel(t *testing.T) {
+	var table inflight
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	forgetWaiting, ok := table.add("1", cancel)
+	if !ok {
+		t.Fatal("add to an open table refused")
+	}
+	forgetImmediate, ok := table.add("2", nil)
+	if !ok {
+		t.Fatal("add without a cancel refused")
+	}
+	for _, id := range []string{"2", "3"} {
+		msg, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		table.cancelled(msg)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("cancelling requests 2 and 3 cancelled request 1: %v", context.Cause(ctx))
+	}
+	end := errors.New("the session ended")
+	table.end(end)
+	if context.Cause(ctx) != end {
+		t.Errorf("the end of the session: request 1's cause %v, want %v", context.Cause(ctx), end)
+	}
+	forgetWaiting()
+	forgetImmediate()
+	table.wait()
+	if _, ok := table.add("4", nil); ok {
+		t.Error("add after the end accepted")
+	}
+}
