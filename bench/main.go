@@ -67,7 +67,7 @@ func main() {
 		}
 		return
 	}
-	loadBefore := loadAverage()
+	loadBefore, cpuBefore := loadAverage(), readCPUTimes()
 	var tables bytes.Buffer
 	err := run(io.MultiWriter(os.Stdout, &tables), *rounds, *calls, *only)
 	if err != nil && !errors.Is(err, errGrowth) {
@@ -75,7 +75,7 @@ func main() {
 		os.Exit(1)
 	}
 	if *results != "" {
-		if err := writeResults(*results, loadBefore, tables.Bytes()); err != nil {
+		if err := writeResults(*results, loadBefore, cpuBefore, tables.Bytes()); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -97,18 +97,66 @@ func loadAverage() string {
 	return strings.Join(strings.Fields(string(load))[:3], " ")
 }
 
+// cpuTimes is the machine's CPU time so far, in clock ticks: all of it and
+// the part that the hypervisor gave to other machines (steal).
+type cpuTimes struct{ total, steal int64 }
+
+// readCPUTimes reads the machine's CPU times from /proc/stat; zero where
+// there is none.
+func readCPUTimes() cpuTimes {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	return parseCPUTimes(stat)
+}
+
+// parseCPUTimes reads the "cpu" line of /proc/stat: user, nice, system,
+// idle, iowait, irq, softirq, steal, guest, guest_nice (guest time is
+// counted in user time already, so it is left out of the total).
+func parseCPUTimes(stat []byte) cpuTimes {
+	line, _, _ := bytes.Cut(stat, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuTimes{}
+	}
+	var t cpuTimes
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cpuTimes{}
+		}
+		t.total += n
+		if i == 7 {
+			t.steal = n
+		}
+	}
+	return t
+}
+
+// stolen describes the share of the machine's time that the hypervisor
+// took between two readings: on a shared host, the figures of a run with
+// much of it stolen are slower and noisier than the code is.
+func stolen(from, to cpuTimes) string {
+	total := to.total - from.total
+	if total <= 0 || from.total == 0 {
+		return "CPU stolen by the host unknown"
+	}
+	return fmt.Sprintf("%.1f%% of the CPU time stolen by the host during the run", 100*float64(to.steal-from.steal)/float64(total))
+}
+
 // writeResults writes the tables of a run to path, after a header that says
 // when, how and where they were measured, so that the file can be compared
 // with a later run of the same command.
-func writeResults(path, loadBefore string, tables []byte) error {
+func writeResults(path, loadBefore string, cpuBefore cpuTimes, tables []byte) error {
 	var b bytes.Buffer
 	b.WriteString("# Benchmark results\n\n")
 	b.WriteString("Written by `go run ./bench -md` (bench/main.go); do not edit by hand. How to read the tables and what each\n")
 	b.WriteString("bar means: [docs/performance.md](../docs/performance.md).\n\n")
 	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- command: `%s`\n", strings.TrimSpace("go run ./bench "+strings.Join(os.Args[1:], " ")))
-	fmt.Fprintf(&b, "- machine: %s/%s, nproc %d, %s; load average %s at the start, %s at the end\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadBefore, loadAverage())
+	fmt.Fprintf(&b, "- machine: %s/%s, nproc %d, %s; load average %s at the start, %s at the end; %s\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadBefore, loadAverage(), stolen(cpuBefore, readCPUTimes()))
 	b.Write(tables)
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the results: %w", err)
