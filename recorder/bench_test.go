@@ -71,3 +71,63 @@ func cpuTime() time.Duration {
 	u, _ := rusage.Self()
 	return u.CPU()
 }
+
+// BenchmarkRecordWork is the recording work of one tools/call round trip
+// of BenchmarkRecordCall without its goroutines and pacing: the builder's
+// (parse, group, contract checks, the early encoding) and its share of the
+// saves, on the benchmark's goroutine, so that ns/op is CPU time and small
+// changes show. The calls go in sessions of 2,000, as in the stdio bench
+// (go run ./bench), at 1,600 calls a second: each saved as often as the
+// saver does when its saves are quick (busySaveInterval) and closed at its
+// end. The figure is cpu-ns/op,
+// the process's CPU time a call (ns/op also counts the wait for the disk
+// of each session's last save).
+func BenchmarkRecordWork(b *testing.B) {
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	dir := b.TempDir()
+	var rec *Recorder
+	defer func() {
+		if rec != nil {
+			rec.Close()
+		}
+	}()
+	now := time.Now()
+	saveEvery := int(busySaveInterval.Seconds() * 1600)
+	i := 0
+	for b.Loop() {
+		if i%2000 == 0 {
+			if rec != nil {
+				if err := rec.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var err error
+			if rec, err = New(filepath.Join(dir, "c.json"), &Options{FlushInterval: time.Hour}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		i++
+		req := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"m%d"}}}`, i, i%64)
+		resp := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-server","version":"1"}},"content":[{"type":"text","text":"m%d"}],"resultType":"complete"}}`, i, i%64)
+		rec.mu.Lock()
+		for k, o := range []observed{{from: cassettes.FromClient, data: req, at: now}, {from: cassettes.FromServer, data: resp, at: now}} {
+			rec.contract.unit(o)
+			if rec.state.addHTTP(o.from, o.data, rec.offset(o.at), nil) != (k == 1) {
+				rec.mu.Unlock()
+				b.Fatalf("call %d: the answer did not complete the interaction", i)
+			}
+		}
+		if i%40 == 0 { // the builder takes about 40 calls at a time
+			rec.encodeEarly()
+		}
+		rec.dirty = true
+		rec.mu.Unlock()
+		if i%saveEvery == 0 {
+			if err := rec.save(false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -343,15 +343,21 @@ func TestEarlyEncodingFollowsChanges(t *testing.T) {
 func TestSavePauseKeepsThePromise(t *testing.T) {
 	flush := time.Second
 	for _, c := range []struct{ cost, want time.Duration }{
-		{time.Millisecond, minSaveInterval},
-		{10 * time.Millisecond, 400 * time.Millisecond},
+		{time.Millisecond, busySaveInterval},
+		{10 * time.Millisecond, busySaveInterval},
 		{20 * time.Millisecond, 800 * time.Millisecond},
-		{50 * time.Millisecond, 800 * time.Millisecond}, // bounded by the promise
-		{400 * time.Millisecond, minSaveInterval},       // too slow to keep it
+		{50 * time.Millisecond, 800 * time.Millisecond},  // bounded by the promise
+		{100 * time.Millisecond, 700 * time.Millisecond}, // bounded by the promise
+		{400 * time.Millisecond, minSaveInterval},        // too slow to keep it
 	} {
 		if got := savePause(c.cost, flush); got != c.want {
 			t.Errorf("savePause(%v) = %v, want %v", c.cost, got, c.want)
 		}
+	}
+	// A long flush interval does not hold completed interactions back
+	// for long: the pause stays the busy one.
+	if got := savePause(time.Millisecond, time.Hour); got != busySaveInterval {
+		t.Errorf("savePause(1ms, 1h) = %v, want %v", got, busySaveInterval)
 	}
 	for cost := time.Duration(0); cost <= 300*time.Millisecond; cost += time.Millisecond {
 		p := savePause(cost, flush)

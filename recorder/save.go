@@ -117,31 +117,39 @@ func (r *Recorder) saver() {
 
 // savePause is how long the saver waits after a save that took cost.
 //
-// A save copies the file so far (in the kernel), so it grows with the
-// recording: the pause is a multiple of what the save took, and saving
-// takes a small share of the time however long the recording. The
-// multiple is large, and the pause is bounded by the promise instead: an
-// interaction completed just after a save began is written by the next
-// one, which ends a pause and two saves' time later, and that must be
-// within flush (one second), less a margin for the builder's gathering.
-// Below minSaveInterval it never goes; a save that takes more than about
-// a third of flush (a cassette of some hundreds of MiB) cannot keep the
-// promise, and the saves then follow one another at that interval.
+// A save copies the file so far (in the kernel) and frees the one it
+// replaces, so its cost grows with the recording, and a busy session
+// completes interactions all the time: the pause is what the promise
+// allows rather than what the saves need. An interaction completed just
+// after a save began is written by the next one, which ends a pause and
+// two saves' time later, and that must be within flush (one second), less
+// a margin for the builder's gathering. The pause is busySaveInterval, or
+// a multiple of what the save took when that is longer (saving then takes
+// a small share of the time however long the recording), as far as the
+// promise allows; below minSaveInterval it never goes, so a save that
+// takes more than about a third of flush (a cassette of some hundreds of
+// MiB) cannot keep the promise, and the saves then follow one another at
+// that interval. A quiet session does not see the pause: its saves follow
+// its interactions.
 //
 // Measured at 15,000 calls a session (an 18 MB cassette), interleaved, five
 // rounds: the multiple of 40 with the bound used about 17 µs a call less
 // CPU than the former multiple of 8 in three rounds, the same in two.
-// Short sessions do not see it: their saves take a few milliseconds and
-// the pause stays at minSaveInterval.
 func savePause(cost, flush time.Duration) time.Duration {
-	return max(minSaveInterval, min(saveCostFactor*cost, flush-2*cost-saveMargin))
+	return max(minSaveInterval, min(max(busySaveInterval, saveCostFactor*cost), flush-2*cost-saveMargin))
 }
+
+// busySaveInterval is the pause after a quick save, when the promise
+// allows it. Saving every 250 ms instead, a session of 2,000 calls at
+// 1,600 a second spent a quarter of its recording work on saves
+// (BenchmarkRecordWork).
+const busySaveInterval = 750 * time.Millisecond
 
 // minSaveInterval is the least time between two saves while recording.
 const minSaveInterval = 250 * time.Millisecond
 
-// saveCostFactor: the pause after a save is this many times what the save
-// took, unless the promise bounds it (savePause).
+// saveCostFactor: the pause after a save is at least this many times what
+// the save took, unless the promise bounds it (savePause).
 const saveCostFactor = 40
 
 // saveMargin is what savePause leaves of the flush interval for the
