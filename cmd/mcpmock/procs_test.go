@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -34,4 +35,27 @@ func TestRoomForForwardersIsIdempotent(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != first || got != startProcs+2 {
 		t.Errorf("GOMAXPROCS after two calls = %d (after one %d), want %d", got, first, startProcs+2)
 	}
+}
+
+// A tap runs the collector at GOGC=200 unless GOGC is set, and puts back
+// what was when it ends.
+func TestLessCollection(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	t.Setenv("GOGC", "")
+	restore := lessCollection()
+	if got := debug.SetGCPercent(tapGCPercent); got != tapGCPercent {
+		t.Errorf("GOGC unset: the tap's GC percent is %d, want %d", got, tapGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after the tap: %d, want 100 back", got)
+	}
+	t.Setenv("GOGC", "50")
+	debug.SetGCPercent(50)
+	restore = lessCollection()
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Errorf("GOGC=50: the tap's GC percent is %d, want the user's 50", got)
+	}
+	restore()
 }

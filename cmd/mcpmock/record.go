@@ -67,6 +67,7 @@ func (e *env) record(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer lessCollection()() // procs.go
 	started := time.Now()
 	var status int
 	var runErr error
