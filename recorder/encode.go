@@ -181,21 +181,24 @@ func appendString(dst []byte, s string) []byte { return cassettefile.AppendQuote
 
 // appendIndented appends the valid JSON text src indented as
 // json.Indent(dst, src, prefix, indent) does, white space outside strings
-// dropped (as json.Compact would first).
+// dropped (as json.Compact would first). A line break and its indentation
+// go in one append, sliced from a run of them built once a call; a number
+// or a literal goes in one append too.
 func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 	depth := 0
 	open := false // after '{' or '[': the line break waits, an empty one closes at once
+	var padBuf [128]byte
+	pad := append(append(padBuf[:0], '\n'), prefix...) // "\n" + prefix + indent × as deep as needed
 	newline := func() {
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, indent...)
+		n := 1 + len(prefix) + depth*len(indent)
+		for len(pad) < n {
+			pad = append(pad, indent...)
 		}
+		dst = append(dst, pad[:n]...)
 	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		switch c {
-		case ' ', '\t', '\n', '\r':
+		if indentSpace[c] {
 			continue
 		}
 		if open && c != '}' && c != ']' {
@@ -230,6 +233,9 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 			if open {
 				open = false
 			} else {
+				if depth == 0 {
+					return dst, errors.New("encode cassette: unbalanced JSON")
+				}
 				depth--
 				newline()
 			}
@@ -240,7 +246,13 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 		case ':':
 			dst = append(dst, ':', ' ')
 		default:
-			dst = append(dst, c)
+			// A number or a literal: up to the next byte that is not one.
+			end := i + 1
+			for end < len(src) && !indentStop[src[end]] {
+				end++
+			}
+			dst = append(dst, src[i:end]...)
+			i = end - 1
 		}
 	}
 	if depth != 0 || open {
@@ -248,6 +260,18 @@ func appendIndented(dst, src []byte, prefix, indent string) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// indentSpace are the bytes of white space outside strings; indentStop the
+// bytes that end a number or a literal (white space and JSON's punctuation).
+var indentSpace, indentStop = func() (space, stop [256]bool) {
+	for _, c := range []byte(" \t\n\r") {
+		space[c], stop[c] = true, true
+	}
+	for _, c := range []byte(`"{}[],:`) {
+		stop[c] = true
+	}
+	return space, stop
+}()
 
 // fingerprint summarises what can change in an interaction while it is
 // recorded: which messages it holds (by identity and length: a recorded

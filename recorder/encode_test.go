@@ -364,3 +364,42 @@ func TestFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendIndented: appendIndented writes what json.Compact then
+// json.Indent write, for any valid JSON text, and fails on no valid text.
+func FuzzAppendIndented(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}],"c":"x\"y\\"}`, ` [ true , false,-1.5e3 ] `,
+		`{"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		`"\u00e9"`, `0`, `{"a" : {"b" :[ ]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if !json.Valid(src) {
+			return
+		}
+		var compact, want bytes.Buffer
+		if err := json.Compact(&compact, src); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Indent(&want, compact.Bytes(), "    ", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendIndented([]byte("x"), src, "    ", "  ")
+		if err != nil {
+			t.Fatalf("appendIndented(%q): %v", src, err)
+		}
+		if string(got[1:]) != want.String() {
+			t.Fatalf("appendIndented(%q) =\n%s\nwant\n%s", src, got[1:], want.String())
+		}
+	})
+}
+
+// appendIndented refuses text whose brackets do not pair up, even one
+// that closes more than it opened, rather than indent it.
+func TestAppendIndentedUnbalanced(t *testing.T) {
+	for _, src := range []string{`}`, `[1]]`, `{"a":1`, `[`} {
+		if _, err := appendIndented(nil, []byte(src), "    ", "  "); err == nil {
+			t.Errorf("appendIndented(%q): no error", src)
+		}
+	}
+}
