@@ -59,6 +59,12 @@ type Options struct {
 	Logger *slog.Logger
 	// OnMiss, if set, is called for every request that matched nothing.
 	OnMiss func(Miss)
+	// Waiting, if set, is told of each client request whose answer waits
+	// (a scripted delay, a reply of the client's, a slow answer), with +1
+	// when it starts to wait and -1 once it is answered or dropped: each
+	// holds memory until then (`mcpmock replay` grows its soft memory
+	// limit by it). It must not block.
+	Waiting func(delta int)
 	// Upstream, if set, is the live server of the new-episodes mode: a
 	// request that nothing recorded answers is forwarded to it, and what it
 	// answered is kept (Engine.NewEpisodes) and answers repeats.

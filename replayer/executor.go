@@ -368,6 +368,9 @@ type inflight struct {
 	cancel map[jsonrpc.ID]context.CancelCauseFunc
 	ended  bool
 	plans  sync.WaitGroup // plans being carried out
+	// waiting is Options.Waiting, told of each request added with a
+	// cancel (one whose plan waits) and of its end.
+	waiting func(delta int)
 }
 
 // add registers a request in flight, with the cancel of its context (nil
@@ -385,10 +388,20 @@ func (t *inflight) add(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget fu
 	}
 	t.plans.Add(1)
 	t.cancel[id] = cancel
+	waiting := t.waiting
+	if cancel == nil {
+		waiting = nil // answered at once
+	}
+	if waiting != nil {
+		waiting(1)
+	}
 	return func() {
 		t.mu.Lock()
 		delete(t.cancel, id)
 		t.mu.Unlock()
+		if waiting != nil {
+			waiting(-1)
+		}
 		t.plans.Done()
 	}, true
 }

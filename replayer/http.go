@@ -196,6 +196,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
 	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.newSession(), sse: sse,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	hs.calls.waiting = h.e.opts.Waiting
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

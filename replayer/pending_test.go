@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,6 +97,60 @@ func TestDelayedRequestsHoldNoGoroutine(t *testing.T) {
 	readAnswers(t, out, pendingCalls)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWaitingCounts: Options.Waiting is told +1 for each request whose
+// answer waits out a delay, -1 once it is answered, and nothing of a
+// request answered at once; the command line sizes its memory limit by it.
+func TestWaitingCounts(t *testing.T) {
+	var mu sync.Mutex
+	now, peak, calls := 0, 0, 0
+	waiting := func(delta int) {
+		mu.Lock()
+		defer mu.Unlock()
+		now += delta
+		peak = max(peak, now)
+		calls++
+	}
+	read := func() (int, int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return now, peak, calls
+	}
+	delay := cassettes.Fault{DelayMs: 60000}
+	o := &cassettes.Cassette{Version: 1, Interactions: []cassettes.Interaction{{From: cassettes.FromClient,
+		Request: json.RawMessage(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"a"}}`), Fault: &delay}}}
+	text := cassette(call(1, "a", `{}`, text("ok")), call(2, "b", `{}`, text("ok")))
+	e, in, out, done := servePipes(t, text, &Options{Overlays: []*cassettes.Cassette{o}, Waiting: waiting})
+	// Answered at once: not waiting.
+	io.WriteString(in, callLine(1, "b", `{}`)+"\n")
+	readAnswers(t, out, 1)
+	if n, _, c := read(); n != 0 || c != 0 {
+		t.Fatalf("after a call answered at once: %d waiting, told %d times; want 0 and 0", n, c)
+	}
+	const n = 100
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(callLine(i+2, "a", `{}`) + "\n")
+	}
+	go io.WriteString(in, b.String())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got, _, _ := read()
+		if got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting out a delay (%d messages received): Waiting counts %d", n, e.Stats().Messages-1, got)
+		}
+	}
+	in.Close() // the waits end and every answer is sent
+	readAnswers(t, out, n)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, p, c := read(); got != 0 || p != n || c != 2*n {
+		t.Errorf("after the answers: %d waiting, at most %d, told %d times; want 0, %d, %d", got, p, c, n, 2*n)
 	}
 }
 

@@ -51,6 +51,7 @@ func (e *Engine) recordedWithoutSessions() bool {
 func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
 	hs := &httpSession{s: h.sessionlessState(r), ephemeral: true,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	hs.calls.waiting = h.e.opts.Waiting
 	defer hs.end()
 	go func() { // Close ends what is in flight, as it ends sessions
 		select {

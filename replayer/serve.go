@@ -111,6 +111,7 @@ func (e *Engine) serveSession(ctx context.Context, s *session, r io.Reader, w io
 
 func newConn(e *Engine, s *session, w io.Writer) *conn {
 	c := &conn{e: e, s: s, out: w}
+	c.calls.waiting = e.opts.Waiting
 	c.idle.L = &c.outMu
 	c.now = &lineOutlet{c: c, respond: c.post, write: c.post}
 	c.later = &lineOutlet{c: c, respond: c.send, write: c.send}

@@ -106,6 +106,15 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	// speak, as the recorded server would refuse it) is not one.
 	misses := &missLog{} // run_serve.go
 	opts.OnMiss = misses.add
+	// The soft memory limit is set once the engine is built (it counts
+	// the engine's memory), before it serves; requests that wait for
+	// their answers grow it.
+	var mem *memoryLimit // replay_memory.go
+	opts.Waiting = func(delta int) {
+		if mem != nil {
+			mem.wait(delta)
+		}
+	}
 	if plan.Append {
 		// new-episodes: misses go to the live server.
 		u, err := replayer.DialUpstream(replayer.UpstreamOptions{Command: fs.Args(), URL: mf.upstream, Stderr: e.stderr})
@@ -121,7 +130,6 @@ func (e *env) replay(ctx context.Context, args []string) error {
 	}
 	replayingUI(log, cas, eng) // ui.go
 	stdin := e.stdin
-	var mem *memoryLimit // replay_memory.go
 	if fi, err := os.Stat(c.cassette); err == nil {
 		if limit := limitMemory(fi.Size()); limit > 0 {
 			mem = newMemoryLimit(limit)

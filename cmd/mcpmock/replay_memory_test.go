@@ -134,3 +134,28 @@ func TestMemoryLimitConns(t *testing.T) {
 		t.Errorf("with every connection closed the limit is %d, want the base %d", got, base)
 	}
 }
+
+// TestMemoryLimitWaiting: the limit grows by waitHeadroom for each request
+// whose answer waits, counted in steps of waitStep, and is back at the
+// base once they are answered.
+func TestMemoryLimitWaiting(t *testing.T) {
+	const base = 30 << 20
+	var sets []int64
+	m := &memoryLimit{base: base, now: base, set: func(l int64) { sets = append(sets, l) }}
+	const n = waitStep + 1 // two steps
+	for range n {
+		m.wait(1)
+	}
+	if got, want := m.now, int64(base+2*waitStep*waitHeadroom); got != want {
+		t.Errorf("with %d requests waiting the limit is %d, want %d", n, got, want)
+	}
+	if len(sets) != 2 {
+		t.Errorf("the limit was set %d times for %d waiting requests, want 2 (a step of %d): %v", len(sets), n, waitStep, sets)
+	}
+	for range n {
+		m.wait(-1)
+	}
+	if m.now != base || sets[len(sets)-1] != base {
+		t.Errorf("with none waiting the limit is %d (set last to %d), want the base %d", m.now, sets[len(sets)-1], base)
+	}
+}
