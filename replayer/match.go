@@ -26,6 +26,7 @@ type index struct {
 	plain    int                           // matchers index of the cassette's own configuration, -1 until needed
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	keyBuf   []byte                        // the key being filed (add)
+	lists    int                           // key lists made, the next one's id
 	seed     maphash.Seed
 	seed2    maphash.Seed // with seed, the seeds of indexKey
 }
@@ -52,6 +53,7 @@ type bucket struct {
 
 // keyList is the recorded requests of one index key.
 type keyList struct {
+	id  int   // the list's number in its index, from 0 (session.cursors)
 	pos []int // request positions, in recorded order
 	// plain says that a live request with this key matches every one of
 	// them exactly (the key decides, no rule loosens any of them) and that
@@ -63,9 +65,11 @@ type keyList struct {
 	// again is the index in pos of the last request with no "times", the
 	// one that answers again once all are used; -1 when there is none.
 	again int
-	// one holds pos while it has one request (most keys): a lookup then
-	// reads one object, not two.
-	one [1]int
+	// one holds pos while it has one request (most keys), and times0 is
+	// the times of pos[0]: choosing a request recorded once then reads
+	// one object of 64 bytes, one cache line, and not the request too.
+	one    [1]int
+	times0 int
 }
 
 func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, error) {
@@ -153,13 +157,17 @@ func (x *index) add(r *recorded) error {
 	ik := x.keyOf(k)
 	l := b.keyed[mi][ik]
 	if l == nil {
-		l = &keyList{plain: true, again: -1}
+		l = &keyList{id: x.lists, plain: true, again: -1}
+		x.lists++
 		l.pos = l.one[:0]
 		b.keyed[mi][ik] = l
 	}
 	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
 	if r.interaction.Times == 0 {
 		l.again = len(l.pos)
+	}
+	if len(l.pos) == 0 {
+		l.times0 = r.times
 	}
 	l.pos = append(l.pos, r.pos)
 	return nil
@@ -307,17 +315,17 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	defer s.mu.Unlock()
 	again := -1
 	for _, n := range matches {
-		used, times := s.used[n], e.requests[n].times
+		used, times := s.used.get(n), e.requests[n].times
 		switch {
 		case times < 0, times > 0 && used < times, times == 0 && used == 0:
-			s.used[n]++
+			s.used.add(n)
 			return &e.requests[n], nil
 		case times == 0 && !e.opts.Strict:
 			again = n
 		}
 	}
 	if again >= 0 {
-		s.used[again]++
+		s.used.add(again)
 		return &e.requests[again], nil
 	}
 	return nil, e.newMiss(live, len(matches) > 0)
@@ -333,23 +341,32 @@ func (s *session) chooseIn(l *keyList) *recorded {
 	e := s.e
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cursors == nil {
-		s.cursors = map[*keyList]int{}
+	// A list of one request (the common case: a call recorded once) needs
+	// no place: its request is tried each time.
+	i := 0
+	if len(l.pos) > 1 {
+		i = s.cursors.get(l.id)
 	}
-	i := s.cursors[l]
 	for ; i < len(l.pos); i++ {
 		n := l.pos[i]
-		used, times := s.used[n], e.requests[n].times
-		if times < 0 || times > 0 && used < times || times == 0 && used == 0 {
-			s.used[n]++
-			s.cursors[l] = i
+		times := l.times0
+		if i > 0 {
+			times = e.requests[n].times
+		}
+		if used := s.used.get(n); times < 0 || times > 0 && used < times || times == 0 && used == 0 {
+			s.used.add(n)
+			if len(l.pos) > 1 {
+				s.cursors.set(l.id, i)
+			}
 			return &e.requests[n]
 		}
 	}
-	s.cursors[l] = i
+	if len(l.pos) > 1 {
+		s.cursors.set(l.id, i)
+	}
 	if l.again >= 0 && !e.opts.Strict {
 		n := l.pos[l.again]
-		s.used[n]++
+		s.used.add(n)
 		return &e.requests[n]
 	}
 	return nil

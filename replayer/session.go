@@ -22,8 +22,8 @@ type session struct {
 	e *Engine
 
 	mu        sync.Mutex                      // guards the fields below
-	used      map[int]int                     // recorded request → times answered
-	cursors   map[*keyList]int                // a key list → its first request not used up (match.go)
+	used      counts                          // recorded request position → times answered
+	cursors   counts                          // a key list's id → its first request not used up (match.go)
 	fired     map[int]bool                    // followers already sent
 	nextID    int64                           // for server-to-client requests
 	awaiting  map[jsonrpc.ID]chan struct{}    // server-to-client requests awaiting a reply
@@ -74,7 +74,7 @@ type session struct {
 // NewSession starts a session with fresh replay state.
 func (e *Engine) newSession() *session {
 	n := uint64(e.sessions.Add(1))
-	return &session{e: e, used: map[int]int{}, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
+	return &session{e: e, fired: map[int]bool{}, awaiting: map[jsonrpc.ID]chan struct{}{}, replied: map[jsonrpc.ID]*jsonrpc.Message{},
 		script: scriptState{counts: map[int]int{}, recent: map[int][]time.Time{}, rng: rand.New(rand.NewPCG(e.opts.Seed, n))},
 		gens:   map[string]int{}, listing: map[string]int{}, sinks: map[int]func([]byte){}, listeners: map[jsonrpc.ID]*listener{}}
 }
