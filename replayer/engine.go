@@ -263,6 +263,9 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			nreq++
 		}
 	}
+	if nreq > math.MaxInt32 { // the index numbers them in 32 bits (keyList)
+		return nil, fmt.Errorf("replayer: the cassette holds %d client requests, more than %d", nreq, math.MaxInt32)
+	}
 	e.requests = make([]recorded, 0, nreq)
 	// A server message belongs to the last client message recorded before
 	// it: a request (followers) or a notification (causes, cause.go).

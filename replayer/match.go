@@ -46,30 +46,58 @@ func (x *index) keyOf(k []byte) indexKey {
 
 // bucket is the recorded requests of one method and, for tools/call, tool.
 type bucket struct {
-	keyers []int                         // matchers (indexes) with keyed requests in this bucket
-	keyed  map[int]map[indexKey]*keyList // requests by matcher and index key
-	loose  []int                         // request positions tried one by one
+	keyers []int                        // matchers (indexes) with keyed requests in this bucket
+	keyed  map[int]map[indexKey]keyList // requests by matcher and index key
+	loose  []int                        // request positions tried one by one
 }
 
-// keyList is the recorded requests of one index key.
+// keyList is the recorded requests of one index key, held in the index's
+// map itself: a lookup then reads the map's slot and no object besides.
 type keyList struct {
-	id  int   // the list's number in its index, from 0 (session.cursors)
-	pos []int // request positions, in recorded order
+	// The list is laid out in 32 bytes, its map slot in 48.
+	id int32 // the list's number in its index, from 0 (session.cursors)
+	// first is the position of the first request, rest those of the
+	// others (nil for none, most keys), in recorded order; times0 is the
+	// times of the first, so that choosing a request recorded once reads
+	// nothing but the list.
+	first  int32
+	times0 int
+	rest   *[]int
 	// plain says that a live request with this key matches every one of
 	// them exactly (the key decides, no rule loosens any of them) and that
 	// none is the retry of a multi-round-trip request or asks anything of
-	// the client (asksNothing): the matches are pos as it is, narrow keeps
-	// them all whoever the client is, and a session can keep its place in
-	// it (Session.chooseIn).
+	// the client (asksNothing): the matches are the list as it is, narrow
+	// keeps them all whoever the client is, and a session can keep its
+	// place in it (Session.chooseIn).
 	plain bool
-	// again is the index in pos of the last request with no "times", the
-	// one that answers again once all are used; -1 when there is none.
-	again int
-	// one holds pos while it has one request (most keys), and times0 is
-	// the times of pos[0]: choosing a request recorded once then reads
-	// one object of 64 bytes, one cache line, and not the request too.
-	one    [1]int
-	times0 int
+	// again is the index in the list of the last request with no "times",
+	// the one that answers again once all are used; -1 when there is none.
+	again int32
+}
+
+// len is the number of requests in the list.
+func (l *keyList) len() int {
+	if l.rest == nil {
+		return 1
+	}
+	return 1 + len(*l.rest)
+}
+
+// at is the position of the list's request i.
+func (l *keyList) at(i int) int {
+	if i == 0 {
+		return int(l.first)
+	}
+	return (*l.rest)[i-1]
+}
+
+// appendTo appends the list's positions to out.
+func (l *keyList) appendTo(out []int) []int {
+	out = append(out, int(l.first))
+	if l.rest != nil {
+		out = append(out, *l.rest...)
+	}
+	return out
 }
 
 func newIndex(base matcher.Matcher, cassetteMatch json.RawMessage) (*index, error) {
@@ -104,15 +132,15 @@ func (x *index) bucket(live matcher.Request, name json.RawMessage) *bucket {
 var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // lookup returns the key list of live's index key under matcher mi in b.
-func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
+func (x *index) lookup(b *bucket, mi int, live matcher.Request) (keyList, bool) {
 	buf := keyBufs.Get().(*[]byte)
 	key, _ := matcher.AppendIndexKey((*buf)[:0], x.matchers[mi], live)
-	l := b.keyed[mi][x.keyOf(key)]
+	l, ok := b.keyed[mi][x.keyOf(key)]
 	if cap(key) <= 64<<10 {
 		*buf = key
 		keyBufs.Put(buf)
 	}
-	return l
+	return l, ok
 }
 
 // add sets r's effective matcher and files r (whose pos is set).
@@ -130,7 +158,7 @@ func (x *index) add(r *recorded) error {
 	tool := r.req.Tool()
 	b := tools[tool]
 	if b == nil {
-		b = &bucket{keyed: map[int]map[indexKey]*keyList{}}
+		b = &bucket{keyed: map[int]map[indexKey]keyList{}}
 		tools[tool] = b
 	}
 	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
@@ -141,7 +169,7 @@ func (x *index) add(r *recorded) error {
 	}
 	if !slices.Contains(b.keyers, mi) {
 		b.keyers = append(b.keyers, mi)
-		b.keyed[mi] = map[indexKey]*keyList{}
+		b.keyed[mi] = map[indexKey]keyList{}
 	}
 	switch d := r.m.(type) {
 	case matcher.Keyer:
@@ -155,21 +183,21 @@ func (x *index) add(r *recorded) error {
 		}
 	}
 	ik := x.keyOf(k)
-	l := b.keyed[mi][ik]
-	if l == nil {
-		l = &keyList{id: x.lists, plain: true, again: -1}
+	l, ok := b.keyed[mi][ik]
+	if !ok {
+		l = keyList{id: int32(x.lists), first: int32(r.pos), times0: r.times, plain: true, again: -1}
 		x.lists++
-		l.pos = l.one[:0]
-		b.keyed[mi][ik] = l
+	} else {
+		if l.rest == nil {
+			l.rest = new([]int)
+		}
+		*l.rest = append(*l.rest, r.pos)
 	}
 	l.plain = l.plain && r.decides && !r.hasExact && !r.mrtrRetry && asksNothing(r.interaction)
 	if r.interaction.Times == 0 {
-		l.again = len(l.pos)
+		l.again = int32(l.len() - 1)
 	}
-	if len(l.pos) == 0 {
-		l.times0 = r.times
-	}
-	l.pos = append(l.pos, r.pos)
+	b.keyed[mi][ik] = l
 	return nil
 }
 
@@ -225,38 +253,38 @@ func asksNothing(in *cassettes.Interaction) bool {
 // candidates returns the positions of the recorded requests that may match
 // live, in recorded order.
 func (x *index) candidates(live matcher.Request) []int {
-	out, _ := x.search(live, nil, false)
+	out, _, _ := x.search(live, nil, false)
 	return out
 }
 
 // search is candidates, with the JSON of live's params' name where the
 // caller has read it (bucket); with wantPlain, when the candidates are one
-// plain key list (see keyList), it returns that list instead.
-func (x *index) search(live matcher.Request, name json.RawMessage, wantPlain bool) ([]int, *keyList) {
+// plain key list (see keyList), it returns that list instead, and true.
+func (x *index) search(live matcher.Request, name json.RawMessage, wantPlain bool) ([]int, keyList, bool) {
 	b := x.bucket(live, name)
 	if b == nil {
-		return nil, nil
+		return nil, keyList{}, false
 	}
 	if len(b.loose) == 0 && len(b.keyers) == 1 {
-		l := x.lookup(b, b.keyers[0], live)
+		l, ok := x.lookup(b, b.keyers[0], live)
 		switch {
-		case l == nil:
-			return nil, nil
+		case !ok:
+			return nil, keyList{}, false
 		case wantPlain && l.plain:
-			return nil, l
+			return nil, l, true
 		}
-		return slices.Clone(l.pos), nil
+		return l.appendTo(nil), keyList{}, false
 	}
 	out := slices.Clone(b.loose)
 	for _, mi := range b.keyers {
-		if l := x.lookup(b, mi, live); l != nil {
-			out = append(out, l.pos...)
+		if l, ok := x.lookup(b, mi, live); ok {
+			out = l.appendTo(out)
 		}
 	}
 	if len(b.keyers) > 1 || len(b.loose) > 0 {
 		slices.Sort(out)
 	}
-	return out, nil
+	return out, keyList{}, false
 }
 
 // choose finds the recorded request that answers live: among the matches,
@@ -267,9 +295,9 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	// A list request is narrowed to its generation (narrow); any other
 	// request with a plain key list is answered from it directly, at a
 	// cost that does not grow with the number of equal recorded requests.
-	cands, plain := e.index.search(live, s.paramsOf(live.Params).Name, s.plainOK(live)) // protocol.go
-	if plain != nil {
-		if r := s.chooseIn(plain); r != nil {
+	cands, plain, isPlain := e.index.search(live, s.paramsOf(live.Params).Name, s.plainOK(live)) // protocol.go
+	if isPlain {
+		if r := s.chooseIn(&plain); r != nil {
 			return r, nil
 		}
 		return nil, e.newMiss(live, true)
@@ -343,31 +371,32 @@ func (s *session) chooseIn(l *keyList) *recorded {
 	defer s.mu.Unlock()
 	// A list of one request (the common case: a call recorded once) needs
 	// no place: its request is tried each time.
+	n := l.len()
 	i := 0
-	if len(l.pos) > 1 {
-		i = s.cursors.get(l.id)
+	if n > 1 {
+		i = s.cursors.get(int(l.id))
 	}
-	for ; i < len(l.pos); i++ {
-		n := l.pos[i]
-		times := l.times0
+	for ; i < n; i++ {
+		p, times := int(l.first), l.times0
 		if i > 0 {
-			times = e.requests[n].times
+			p = (*l.rest)[i-1]
+			times = e.requests[p].times
 		}
-		if used := s.used.get(n); times < 0 || times > 0 && used < times || times == 0 && used == 0 {
-			s.used.add(n)
-			if len(l.pos) > 1 {
-				s.cursors.set(l.id, i)
+		if used := s.used.get(p); times < 0 || times > 0 && used < times || times == 0 && used == 0 {
+			s.used.add(p)
+			if n > 1 {
+				s.cursors.set(int(l.id), i)
 			}
-			return &e.requests[n]
+			return &e.requests[p]
 		}
 	}
-	if len(l.pos) > 1 {
-		s.cursors.set(l.id, i)
+	if n > 1 {
+		s.cursors.set(int(l.id), i)
 	}
 	if l.again >= 0 && !e.opts.Strict {
-		n := l.pos[l.again]
-		s.used.add(n)
-		return &e.requests[n]
+		p := l.at(int(l.again))
+		s.used.add(p)
+		return &e.requests[p]
 	}
 	return nil
 }
