@@ -171,11 +171,12 @@ func (e *Engine) now() time.Time {
 }
 
 // recorded is one recorded client request, ready to match and answer. It
-// is laid out small: a cassette of 100,000 requests holds 100,000 of them.
-// What a replayed call reads of it comes first, in 64 bytes: on a large
-// cassette each call reads a request far from the last one's, and one
-// cache line fetched (or two) instead of three is most of what such a call
-// costs more than a call on a small cassette (BenchmarkReplayScattered).
+// is laid out small, in 128 bytes: a cassette of 100,000 requests holds
+// 100,000 of them, in one array that starts on a page. What a replayed
+// call reads of it is its first 64 bytes, one cache line: on a large
+// cassette each call reads a request far from the last one's, and each
+// line fetched is most of what such a call costs more than a call on a
+// small cassette (BenchmarkReplayScattered, TestRecordedLayout).
 type recorded struct {
 	// response and responseBatch are the interaction's response and its
 	// Batch when it has no exchange (lone), and times is
@@ -186,31 +187,35 @@ type recorded struct {
 	// idAt and idEnd are the span of the response's id (idAt -1: none
 	// found, or past what an int32 holds), found once and not at every
 	// answer.
-	idAt, idEnd int32
-	times       int
-	index       int // position in cassette.Interactions
-	pos         int // position in Engine.requests
-	lone        bool
+	idAt, idEnd   int32
+	times         int
+	index         int // position in cassette.Interactions
+	pos           int // position in Engine.requests
+	responseBatch int32
+	lone          bool
 	// mrtrRetry says whether the request is the retry of a multi-round-trip
 	// request (protocol.go), worked out once; its requestState is read
 	// again where it is needed, which is seldom.
 	mrtrRetry bool
 	// decides says that an equal index key alone makes this request match
-	// a live one (matcher.Keyer, matcher.KeyDecider).
+	// a live one (matcher.Keyer, matcher.KeyDecider); hasExact, that a
+	// rule loosens it, so that whether a match is exact is told by the
+	// hash of its exact key (index.exact).
 	decides  bool
 	hasExact bool
 
-	responseBatch int
-	req           matcher.Request
-	interaction   *cassettes.Interaction
-	m             matcher.Matcher // the effective matcher (match.go)
-	// exact, when hasExact (a KeyDecider under rules), is the hash of its
-	// exact key, which says whether a match that the key decides is exact
-	// (match.go).
-	exact uint64
-	// respondedAt is the recorded offset of the response, which orders
-	// the server messages that belong to no request around it.
-	respondedAt cassettes.Millis
+	req         matcher.Request
+	interaction *cassettes.Interaction
+	m           matcher.Matcher // the effective matcher (match.go)
+}
+
+// respondedAt is the recorded offset of r's response (0 for none), which
+// orders the server messages that belong to no request around it.
+func (r *recorded) respondedAt() cassettes.Millis {
+	if r.interaction.Response == nil {
+		return 0
+	}
+	return r.interaction.Response.AtMs
 }
 
 // followup is a server message that belongs to no request: a notification,
@@ -294,11 +299,8 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			*r = recorded{index: i, pos: n, req: matcher.Request{Method: msg.Method, Params: msg.Params}, interaction: in}
 			_, r.mrtrRetry = mcp.RequestState(msg.Params)
 			r.times = in.Times
-			if in.Response != nil {
-				r.respondedAt = in.Response.AtMs
-			}
-			if len(in.Exchange) == 0 && in.Response != nil && in.Response.Message != nil {
-				r.lone, r.response, r.responseBatch = true, in.Response.Message, in.Response.Batch
+			if len(in.Exchange) == 0 && in.Response != nil && in.Response.Message != nil && in.Response.Batch <= math.MaxInt32 {
+				r.lone, r.response, r.responseBatch = true, in.Response.Message, int32(in.Response.Batch)
 				r.idAt = -1
 				if start, end, ok := jsonrpc.IDSpan(r.response); ok && end <= math.MaxInt32 {
 					r.idAt, r.idEnd = int32(start), int32(end)

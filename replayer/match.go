@@ -27,8 +27,12 @@ type index struct {
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	keyBuf   []byte                        // the key being filed (add)
 	lists    int                           // key lists made, the next one's id
-	seed     maphash.Seed
-	seed2    maphash.Seed // with seed, the seeds of indexKey
+	// exact holds, by request position, the hash of the exact key of each
+	// request whose key decides its match under rules that loosen it
+	// (recorded.hasExact): whether a match is exact.
+	exact map[int]uint64
+	seed  maphash.Seed
+	seed2 maphash.Seed // with seed, the seeds of indexKey
 }
 
 // indexKey identifies an index key by two 64-bit hashes of it under
@@ -178,7 +182,11 @@ func (x *index) add(r *recorded) error {
 		if d.KeyDecides(r.req) {
 			r.decides = true
 			if ek := d.ExactKey(r.req); ek != "" {
-				r.exact, r.hasExact = maphash.String(x.seed, ek), true
+				r.hasExact = true
+				if x.exact == nil {
+					x.exact = map[int]uint64{}
+				}
+				x.exact[r.pos] = maphash.String(x.seed, ek)
 			}
 		}
 	}
@@ -309,7 +317,7 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 		if r.decides {
 			// Found by an equal key that decides the match; exact unless
 			// a rule ignored a difference.
-			want, rules := r.exact, r.hasExact
+			want, rules := e.index.exact[n], r.hasExact
 			if !rules {
 				matches = append(matches, n)
 				continue

@@ -219,7 +219,7 @@ func (s *session) answer(msg *jsonrpc.Message, r *recorded) *answerPlan {
 		for _, b := range before {
 			plan.Steps = append(plan.Steps, b.steps...)
 		}
-		plan.addResponseAt(msg.ID, r.response, int(r.idAt), int(r.idEnd), r.idAt >= 0, r.responseBatch)
+		plan.addResponseAt(msg.ID, r.response, int(r.idAt), int(r.idEnd), r.idAt >= 0, int(r.responseBatch))
 	} else {
 		plan = s.answerWith(msg, r.interaction, r.index+1, before)
 	}
@@ -380,7 +380,7 @@ func (f *followup) place(r *recorded) (n int, before bool) {
 	switch {
 	case f.before:
 		return f.afterExchange, true
-	case f.at > 0 && f.at < r.respondedAt:
+	case f.at > 0 && f.at < r.respondedAt():
 		for _, m := range r.interaction.Exchange {
 			if m.AtMs <= f.at {
 				n++
