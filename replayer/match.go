@@ -27,6 +27,7 @@ type index struct {
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	keyBuf   []byte                        // the key being filed (add)
 	lists    int                           // key lists made, the next one's id
+	all      []*bucket                     // the buckets, as made (finish)
 	// exact holds, by request position, the hash of the exact key of each
 	// request whose key decides its match under rules that loosen it
 	// (recorded.hasExact): whether a match is exact.
@@ -50,13 +51,14 @@ func (x *index) keyOf(k []byte) indexKey {
 
 // bucket is the recorded requests of one method and, for tools/call, tool.
 type bucket struct {
-	keyers []int                        // matchers (indexes) with keyed requests in this bucket
-	keyed  map[int]map[indexKey]keyList // requests by matcher and index key
-	loose  []int                        // request positions tried one by one
+	keyers []int             // matchers (indexes) with keyed requests in this bucket
+	keyed  map[int]*keyTable // requests by matcher and index key
+	loose  []int             // request positions tried one by one
 }
 
-// keyList is the recorded requests of one index key, held in the index's
-// map itself: a lookup then reads the map's slot and no object besides.
+// keyList is the recorded requests of one index key, held in its key
+// table (keytable.go) next to its key: a lookup reads it and no object
+// besides.
 type keyList struct {
 	// The list is laid out in 32 bytes, its map slot in 48.
 	id int32 // the list's number in its index, from 0 (session.cursors)
@@ -136,15 +138,25 @@ func (x *index) bucket(live matcher.Request, name json.RawMessage) *bucket {
 var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // lookup returns the key list of live's index key under matcher mi in b.
-func (x *index) lookup(b *bucket, mi int, live matcher.Request) (keyList, bool) {
+func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
 	buf := keyBufs.Get().(*[]byte)
 	key, _ := matcher.AppendIndexKey((*buf)[:0], x.matchers[mi], live)
-	l, ok := b.keyed[mi][x.keyOf(key)]
+	l := b.keyed[mi].get(x.keyOf(key))
 	if cap(key) <= 64<<10 {
 		*buf = key
 		keyBufs.Put(buf)
 	}
-	return l, ok
+	return l
+}
+
+// finish frees the room the key tables kept for growth, once every
+// request is filed.
+func (x *index) finish() {
+	for _, b := range x.all {
+		for _, t := range b.keyed {
+			t.clip()
+		}
+	}
 }
 
 // add sets r's effective matcher and files r (whose pos is set).
@@ -162,7 +174,8 @@ func (x *index) add(r *recorded) error {
 	tool := r.req.Tool()
 	b := tools[tool]
 	if b == nil {
-		b = &bucket{keyed: map[int]map[indexKey]keyList{}}
+		b = &bucket{keyed: map[int]*keyTable{}}
+		x.all = append(x.all, b)
 		tools[tool] = b
 	}
 	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
@@ -173,7 +186,7 @@ func (x *index) add(r *recorded) error {
 	}
 	if !slices.Contains(b.keyers, mi) {
 		b.keyers = append(b.keyers, mi)
-		b.keyed[mi] = map[indexKey]keyList{}
+		b.keyed[mi] = &keyTable{}
 	}
 	switch d := r.m.(type) {
 	case matcher.Keyer:
@@ -191,10 +204,12 @@ func (x *index) add(r *recorded) error {
 		}
 	}
 	ik := x.keyOf(k)
-	l, ok := b.keyed[mi][ik]
-	if !ok {
-		l = keyList{id: int32(x.lists), first: int32(r.pos), times0: r.times, plain: true, again: -1}
+	t := b.keyed[mi]
+	l := t.get(ik)
+	if l == nil {
+		t.put(ik, keyList{id: int32(x.lists), first: int32(r.pos), times0: r.times, plain: true, again: -1})
 		x.lists++
+		l = t.get(ik)
 	} else {
 		if l.rest == nil {
 			l.rest = new([]int)
@@ -205,7 +220,6 @@ func (x *index) add(r *recorded) error {
 	if r.interaction.Times == 0 {
 		l.again = int32(l.len() - 1)
 	}
-	b.keyed[mi][ik] = l
 	return nil
 }
 
@@ -261,38 +275,38 @@ func asksNothing(in *cassettes.Interaction) bool {
 // candidates returns the positions of the recorded requests that may match
 // live, in recorded order.
 func (x *index) candidates(live matcher.Request) []int {
-	out, _, _ := x.search(live, nil, false)
+	out, _ := x.search(live, nil, false)
 	return out
 }
 
 // search is candidates, with the JSON of live's params' name where the
 // caller has read it (bucket); with wantPlain, when the candidates are one
-// plain key list (see keyList), it returns that list instead, and true.
-func (x *index) search(live matcher.Request, name json.RawMessage, wantPlain bool) ([]int, keyList, bool) {
+// plain key list (see keyList), it returns that list instead.
+func (x *index) search(live matcher.Request, name json.RawMessage, wantPlain bool) ([]int, *keyList) {
 	b := x.bucket(live, name)
 	if b == nil {
-		return nil, keyList{}, false
+		return nil, nil
 	}
 	if len(b.loose) == 0 && len(b.keyers) == 1 {
-		l, ok := x.lookup(b, b.keyers[0], live)
+		l := x.lookup(b, b.keyers[0], live)
 		switch {
-		case !ok:
-			return nil, keyList{}, false
+		case l == nil:
+			return nil, nil
 		case wantPlain && l.plain:
-			return nil, l, true
+			return nil, l
 		}
-		return l.appendTo(nil), keyList{}, false
+		return l.appendTo(nil), nil
 	}
 	out := slices.Clone(b.loose)
 	for _, mi := range b.keyers {
-		if l, ok := x.lookup(b, mi, live); ok {
+		if l := x.lookup(b, mi, live); l != nil {
 			out = l.appendTo(out)
 		}
 	}
 	if len(b.keyers) > 1 || len(b.loose) > 0 {
 		slices.Sort(out)
 	}
-	return out, keyList{}, false
+	return out, nil
 }
 
 // choose finds the recorded request that answers live: among the matches,
@@ -303,9 +317,9 @@ func (s *session) choose(live matcher.Request) (*recorded, *Miss) {
 	// A list request is narrowed to its generation (narrow); any other
 	// request with a plain key list is answered from it directly, at a
 	// cost that does not grow with the number of equal recorded requests.
-	cands, plain, isPlain := e.index.search(live, s.paramsOf(live.Params).Name, s.plainOK(live)) // protocol.go
-	if isPlain {
-		if r := s.chooseIn(&plain); r != nil {
+	cands, plain := e.index.search(live, s.paramsOf(live.Params).Name, s.plainOK(live)) // protocol.go
+	if plain != nil {
+		if r := s.chooseIn(plain); r != nil {
 			return r, nil
 		}
 		return nil, e.newMiss(live, true)
