@@ -400,9 +400,16 @@ func sendWaves(cmd *exec.Cmd, in io.Writer, out io.Reader, waves int, wave func(
 }
 
 // procCPU is the CPU time (user and system, every thread) that process
-// pid has used so far, from /proc/PID/stat, in clock ticks of 10 ms (the
-// USER_HZ of Linux).
+// pid has used so far: the sum of its threads' run times in
+// /proc/PID/task/*/schedstat, in nanoseconds. /proc/PID/stat counts in
+// clock ticks of 10 ms (the USER_HZ of Linux), which moved a case's
+// ratio by 0.1 (64,000 calls of 2.5 µs are 16 ticks); it is the fallback
+// where schedstat is missing. A thread that ends between two readings
+// takes its time with it; the Go runtime keeps its threads.
 func procCPU(pid int) (time.Duration, error) {
+	if d, ok := schedCPU(pid); ok {
+		return d, nil
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("the CPU time of process %d: %w (the growth group needs Linux)", pid, err)
@@ -419,6 +426,33 @@ func procCPU(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("the CPU time of process %d: %w", pid, err)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// schedCPU is procCPU from schedstat; false where it cannot be read.
+func schedCPU(pid int) (time.Duration, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, false
+	}
+	var sum time.Duration
+	read := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += time.Duration(ns)
+		read++
+	}
+	return sum, read > 0
 }
 
 var listening = regexp.MustCompile(`listening on (http://\S+/mcp)`)

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"os"
+	"testing"
+	"time"
+)
 
 // TestStolen reads the steal time of /proc/stat's cpu line (its eighth
 // number) against the total of the first eight (200 of 1,200 ticks between
@@ -21,5 +25,31 @@ func TestStolen(t *testing.T) {
 	}
 	if got := stolen(cpuTimes{}, to); got != "CPU stolen by the host unknown" {
 		t.Errorf("without a first reading: %q", got)
+	}
+}
+
+// TestProcCPUNanoseconds: the growth group reads a process's CPU time to
+// the nanosecond (schedstat), not in the 10 ms ticks of /proc/PID/stat,
+// whose steps moved a ratio by 0.1: the first change seen while this
+// process spins is well under a tick.
+func TestProcCPUNanoseconds(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc: the growth group needs Linux")
+	}
+	pid := os.Getpid()
+	before, err := procCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var step time.Duration
+	for deadline := time.Now().Add(10 * time.Second); step == 0 && time.Now().Before(deadline); {
+		now, err := procCPU(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step = now - before
+	}
+	if step <= 0 || step >= 10*time.Millisecond {
+		t.Errorf("the first change of the CPU time seen is %v, want less than a 10 ms tick", step)
 	}
 }
