@@ -3,11 +3,12 @@ package replayer
 // keyTable holds the key lists of one bucket and matcher by index key. Its
 // lists are in one array, in the order their keys were first filed, and
 // dir finds them: open addressing over 8-byte words, each a list's number
-// and 32 bits of its key, so that a lookup's probes stay in one or two
-// cache lines of a directory small enough to stay cached (1 MiB for
-// 100,000 keys), and only the list found is read from far away. A
-// lookup then costs one cache miss on a large cassette, where a Go map
-// cost two, its control word's and its slot's (BenchmarkReplayScattered).
+// and 32 bits of its key, at most 3/4 full (2 MiB for 100,000 keys, where
+// the lists take 4.8), so that a lookup's probes stay in one or two cache
+// lines of a table that is mostly cached, and only the list found is read
+// from far away. A lookup then costs one cache miss on a large cassette,
+// where a Go map cost two, its control word's and its slot's
+// (BenchmarkReplayScattered).
 type keyTable struct {
 	dir   []uint64 // 0: free; else the key's 32 bits << 32 | (list's number + 1)
 	lists []keyEntry

@@ -60,7 +60,7 @@ type bucket struct {
 // table (keytable.go) next to its key: a lookup reads it and no object
 // besides.
 type keyList struct {
-	// The list is laid out in 32 bytes, its map slot in 48.
+	// The list is laid out in 32 bytes, 48 with its key in its table.
 	id int32 // the list's number in its index, from 0 (session.cursors)
 	// first is the position of the first request, rest those of the
 	// others (nil for none, most keys), in recorded order; times0 is the
