@@ -120,6 +120,43 @@ func (rd *Redactor) mayHoldSecretMember(raw []byte) bool {
 	if len(raw) > 64<<10 {
 		return true
 	}
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return rd.mayHoldSecretMemberEscaped(raw)
+	}
+	// Without escapes every quote opens or closes a string, and no string
+	// holds one: a member name is the string whose closing quote comes
+	// last before a colon (white space between), from the quote before
+	// it. A colon inside a string may show a piece of text that is no
+	// name, which is looked at too; no name is missed. One scan for the
+	// colons, where pairing the quotes scanned twice for each string.
+	for i := 0; ; {
+		c := bytes.IndexByte(raw[i:], ':')
+		if c < 0 {
+			return false
+		}
+		c += i
+		i = c + 1
+		e := c - 1
+		for e >= 0 && isSpace(raw[e]) {
+			e--
+		}
+		if e < 0 || raw[e] != '"' {
+			continue
+		}
+		s := bytes.LastIndexByte(raw[:e], '"')
+		if s < 0 {
+			return true // not JSON
+		}
+		if rd.secretMemberBytes(raw[s+1 : e]) {
+			return true
+		}
+	}
+}
+
+// mayHoldSecretMemberEscaped is mayHoldSecretMember for a message with a
+// backslash: it pairs the quotes in order, and a name with an escape may
+// be a secret's.
+func (rd *Redactor) mayHoldSecretMemberEscaped(raw []byte) bool {
 	// Outside strings JSON holds no quote, and a string without a
 	// backslash no quote either: the quotes pair up in order.
 	for i := 0; ; {

@@ -161,6 +161,10 @@ func TestMayHoldSecretMemberLooksAtNames(t *testing.T) {
 		{`not json "apikey"`, false},
 		{`{"apikey"`, false},
 		{`{"apikey":`, true},
+		{`{"url":"http://h:8080/x","when":"12:30","token"` + " \n\t:" + `"y"}`, true}, // colons in values, then a spaced name
+		{`{"t":":apikey","u":"a:b:c","v":"password:"}`, false},                        // colons inside values only
+		{`{"":"x","n":{"":1}}`, false},
+		{`apikey":1`, true}, // not JSON: a name's end without its start
 	} {
 		if got := rd.mayHoldSecretMember([]byte(c.raw)); got != c.want {
 			t.Errorf("mayHoldSecretMember(%s) = %v, want %v", c.raw, got, c.want)
