@@ -423,6 +423,13 @@ func (e *Engine) Unused() []int {
 	return out
 }
 
+// keepsNothing reports that the engine hands no client message to anyone
+// who may keep it past its answer: no Options.OnRequest, and a log that
+// is off (a live log, the web view's above all, may keep what it is given).
+func (e *Engine) keepsNothing() bool {
+	return e.opts.OnRequest == nil && livelog.Off(e.opts.Logger)
+}
+
 func (e *Engine) markUsed(r *recorded) {
 	e.usedMu.Lock()
 	if !e.used[r.index] {

@@ -300,7 +300,7 @@ func (s *session) checkInitCaps(msg *jsonrpc.Message, plan *answerPlan, caps map
 	if plan.Interaction > 0 {
 		rec = s.e.recordedCaps(plan.Interaction - 1)
 	}
-	missing := map[string]map[string]any{}
+	var missing map[string]map[string]any // made for the first capability missing
 	var skip []int
 	for i, st := range plan.Steps {
 		if st.Kind == stepSend && st.Response && bytes.Contains(st.Message, []byte(`-32042`)) {
@@ -308,6 +308,9 @@ func (s *session) checkInitCaps(msg *jsonrpc.Message, plan *answerPlan, caps map
 			// (protocol_elicit.go).
 			if m, err := jsonrpc.Parse(st.Message); err == nil && m.Error != nil && m.Error.Code == CodeURLElicitationRequired {
 				for k, v := range lacks(caps, rec, "elicitation/create", json.RawMessage(`{"mode":"url"}`)) {
+					if missing == nil {
+						missing = map[string]map[string]any{}
+					}
 					missing[k] = v
 				}
 			}
@@ -338,6 +341,9 @@ func (s *session) checkInitCaps(msg *jsonrpc.Message, plan *answerPlan, caps map
 			continue // and took it: the recording shows this client's server
 		}
 		if !refused && await >= 0 {
+			if missing == nil {
+				missing = map[string]map[string]any{}
+			}
 			for k, v := range need {
 				if missing[k] == nil {
 					missing[k] = v

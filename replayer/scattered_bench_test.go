@@ -20,21 +20,7 @@ import (
 func BenchmarkReplayScattered(b *testing.B) {
 	var base float64
 	for _, k := range []int{10, 1000, 100000} {
-		c := cassettes.New()
-		add := func(req, resp string) {
-			c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: []byte(req),
-				Response: &cassettes.Message{From: cassettes.FromServer, Message: []byte(resp)}})
-		}
-		const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
-		add(initialize, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`)
-		for i := range k {
-			add(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i),
-				fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+1, i))
-		}
-		e, err := New(c, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		e := scatteredEngine(b, k)
 		const calls = 64000 // a session's, as the harness sends them
 		lines := make([][]byte, calls)
 		for i := range lines {
@@ -49,7 +35,7 @@ func BenchmarkReplayScattered(b *testing.B) {
 				if i%calls == 0 {
 					conn = newConn(e, e.newSession(), out)
 					conn.try = out
-					conn.receive(ctx, []byte(initialize))
+					conn.receive(ctx, []byte(scatteredInitialize))
 					conn.receive(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 				}
 				conn.receive(ctx, lines[i%calls])
@@ -67,4 +53,34 @@ func BenchmarkReplayScattered(b *testing.B) {
 			}
 		})
 	}
+}
+
+// scatteredInitialize is the initialize of scatteredEngine's cassette.
+const scatteredInitialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
+
+// scatteredEngine replays scatteredCassette(k).
+func scatteredEngine(tb testing.TB, k int) *Engine {
+	tb.Helper()
+	e, err := New(scatteredCassette(k), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// scatteredCassette is a cassette of an initialize at 2025-11-25 and k
+// calls of one tool, echo, each recorded once with its own argument: the
+// text "m" and its number (the call of "mI" at position I+1).
+func scatteredCassette(k int) *cassettes.Cassette {
+	c := cassettes.New()
+	add := func(req, resp string) {
+		c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: []byte(req),
+			Response: &cassettes.Message{From: cassettes.FromServer, Message: []byte(resp)}})
+	}
+	add(scatteredInitialize, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`)
+	for i := range k {
+		add(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+1, i))
+	}
+	return c
 }

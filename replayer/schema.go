@@ -45,13 +45,13 @@ type toolSchemas struct {
 // of c and compiles every tool's input and output schema.
 func compileToolSchemas(c *cassettes.Cassette) *toolSchemas {
 	ts := &toolSchemas{input: map[string]*jsonschema.Schema{}, output: map[string]*jsonschema.Schema{}}
+	var req jsonrpc.Message // each request's, read in place: a large cassette makes no garbage here
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil || in.Scripted() {
 			continue
 		}
-		req, err := jsonrpc.ParseValid(in.Request)
-		if err != nil || (req.Method != "initialize" && req.Method != "tools/list") {
+		if err := jsonrpc.ParseValidInto(&req, in.Request); err != nil || (req.Method != "initialize" && req.Method != "tools/list") {
 			continue
 		}
 		resp, err := jsonrpc.ParseValid(in.Response.Message)
@@ -201,13 +201,13 @@ func checkOutputs(c *cassettes.Cassette, ts *toolSchemas) []error {
 		return nil // no tool declares an outputSchema: nothing to check
 	}
 	var errs []error
+	var req jsonrpc.Message // read in place, as compileToolSchemas does
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		if in.From != cassettes.FromClient || in.Request == nil || in.Response == nil {
 			continue
 		}
-		req, err := jsonrpc.ParseValid(in.Request)
-		if err != nil || req.Method != "tools/call" {
+		if err := jsonrpc.ParseValidInto(&req, in.Request); err != nil || req.Method != "tools/call" {
 			continue
 		}
 		if sch := ts.output[matcher.Request{Method: req.Method, Params: req.Params}.Tool()]; sch == nil {

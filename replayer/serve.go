@@ -170,6 +170,10 @@ type conn struct {
 	calls inflight       // requests in flight (executor.go)
 	wg    sync.WaitGroup // answers of client batches being joined
 
+	// own is the reader's memory for the next message (borrow), nil for
+	// none yet; only the reader uses it.
+	own *readMessage
+
 	// end closes the connection for a scripted fault; endErr is what
 	// ServeSession then returns (an *ExitError, or nil).
 	end     func(err error)
@@ -302,7 +306,11 @@ func (c *conn) trickle(msg []byte, rate int) {
 // a copy of its own, and a batch's elements in pieces of one copy.
 func (c *conn) receive(ctx context.Context, line []byte) {
 	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '[' {
-		c.handle(ctx, bytes.Clone(line), c.now, c.later, nil)
+		if c.e.keepsNothing() {
+			c.borrow(ctx, line)
+		} else {
+			c.handle(ctx, bytes.Clone(line), c.now, c.later, nil)
+		}
 		return
 	}
 	elems, _, err := jsonrpc.SplitBatch(line)
@@ -356,16 +364,26 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 // was before it returned.
 func (c *conn) handle(ctx context.Context, raw []byte, now, later *lineOutlet, done func()) (handled bool) {
 	msg, err := jsonrpc.Parse(raw)
+	handled, _ = c.handleParsed(ctx, raw, msg, err, now, later, done)
+	return handled
+}
+
+// handleParsed is handle of raw parsed, msg and err as jsonrpc.Parse
+// returned them. free reports that the message was a request answered at
+// once from the cassette, as recorded: the session keeps nothing of such a
+// message once it is answered (borrow).
+func (c *conn) handleParsed(ctx context.Context, raw []byte, msg *jsonrpc.Message, err error, now, later *lineOutlet, done func()) (handled, free bool) {
 	if err != nil {
 		now.respond(jsonrpc.ErrorResponse(c.e.invalid(raw, msg, err)))
 		finish(done)
-		return true
+		return true, false
 	}
 	start := time.Now()
 	plan := c.s.receive(msg, &c.calls)
 	switch {
 	case plan == nil:
 	case plan.immediate():
+		free = msg.Kind() == jsonrpc.KindRequest && plan.Interaction > 0 && plan.Miss == nil && plan.Scripted == ""
 		// Nothing can cancel it (a notifications/cancelled would be read
 		// after it), so it is not entered among the calls in flight.
 		if c.calls.open() {
@@ -374,11 +392,53 @@ func (c *conn) handle(ctx context.Context, raw []byte, now, later *lineOutlet, d
 		c.release(plan, now.inBatch)
 	default:
 		c.wait(ctx, msg, plan, start, later, done)
-		return false
+		return false, false
 	}
 	finish(done)
-	return true
+	return true, free
 }
+
+// readMessage is the reader's memory for one message: the line's copy and
+// its parse.
+type readMessage struct {
+	raw []byte
+	msg jsonrpc.Message
+}
+
+// borrow handles a message (not a batch) on the reader in the reader's own
+// memory, which the next line uses again when the session kept nothing of
+// the message: a request answered at once from the cassette (handleParsed's
+// free), on an engine that hands messages to no one (keepsNothing). Any
+// other message keeps its memory, and the next line gets new. A call then
+// allocates nothing but its id's string: garbage a call is what makes a
+// large cassette slower (page faults on the fresh memory the heap grows
+// into; see docs/performance.md).
+func (c *conn) borrow(ctx context.Context, line []byte) {
+	rm := c.own
+	c.own = nil
+	if rm == nil {
+		rm = new(readMessage)
+	}
+	rm.raw = append(rm.raw[:0], line...)
+	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
+	msg := &rm.msg
+	if err != nil && msg.Raw == nil {
+		msg = nil // not a JSON object: no message, as Parse returns
+	}
+	if _, free := c.handleParsed(ctx, rm.raw, msg, err, c.now, c.later, nil); !free || cap(rm.raw) > maxKeptResponse {
+		return
+	}
+	if poisonFreed {
+		clear(rm.raw[:cap(rm.raw)])
+		rm.msg = jsonrpc.Message{Method: "poisoned", Raw: rm.raw, Params: rm.raw}
+	}
+	c.own = rm
+}
+
+// poisonFreed, set by the package's tests, overwrites the memory of a
+// message that borrow uses again as soon as it is free, so that anything
+// that kept a part of it reads zeros.
+var poisonFreed bool
 
 // wait carries out a plan that waits, once its leading delays are over
 // (afterDelays), among the calls in flight, so that the client can cancel

@@ -115,16 +115,30 @@ var ErrNotObject = errors.New("jsonrpc: message is not a JSON object")
 // not a valid JSON-RPC message returns the Message (as far as it could be
 // read) together with an *Error whose code is CodeInvalidRequest.
 func Parse(data []byte) (*Message, error) {
+	m := new(Message)
+	err := ParseInto(m, data)
+	if err != nil && m.Raw == nil {
+		return nil, err // not JSON, or not an object
+	}
+	return m, err
+}
+
+// ParseInto is Parse into a Message of the caller's, one it may reuse for
+// the next message: what Parse would return is in m, and where Parse
+// returns no message (data is not JSON, or not an object), m is left empty,
+// its Raw nil.
+func ParseInto(m *Message, data []byte) error {
+	*m = Message{}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		if !Valid(data) {
-			return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
+			return fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
 		}
-		return nil, ErrNotObject
+		return ErrNotObject
 	}
 	// One pass checks the syntax and reads the members; what they say is
 	// judged once the whole is known to be JSON, as if checked first.
-	m := &Message{Raw: data}
+	m.Raw = data
 	var w wire
 	var bad error
 	if !eachMemberValid(data, func(quoted, value []byte) {
@@ -132,9 +146,10 @@ func Parse(data []byte) (*Message, error) {
 			bad = m.member(&w, quoted, value)
 		}
 	}) {
-		return nil, fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
+		*m = Message{}
+		return fmt.Errorf("jsonrpc: parse: %w", syntaxError(data))
 	}
-	return m, m.finish(w, bad)
+	return m.finish(w, bad)
 }
 
 // ParseValid is Parse for data already known to be valid JSON (read from a
