@@ -303,14 +303,11 @@ func (c *conn) trickle(msg []byte, rate int) {
 
 // receive handles one line, a message or a batch, on the reader; the line
 // is the reader's memory, valid until it returns: a message is handled in
-// a copy of its own, and a batch's elements in pieces of one copy.
+// a copy that stays its own as long as the session may keep it (borrow),
+// and a batch's elements in pieces of one copy.
 func (c *conn) receive(ctx context.Context, line []byte) {
 	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '[' {
-		if c.e.keepsNothing() {
-			c.borrow(ctx, line)
-		} else {
-			c.handle(ctx, bytes.Clone(line), c.now, c.later, nil)
-		}
+		c.borrow(ctx, line)
 		return
 	}
 	elems, _, err := jsonrpc.SplitBatch(line)
@@ -409,10 +406,10 @@ type readMessage struct {
 // memory, which the next line uses again when the session kept nothing of
 // the message: a request answered at once from the cassette (handleParsed's
 // free), on an engine that hands messages to no one (keepsNothing). Any
-// other message keeps its memory, and the next line gets new. A call then
-// allocates nothing but its id's string: garbage a call is what makes a
-// large cassette slower (page faults on the fresh memory the heap grows
-// into; see docs/performance.md).
+// other message keeps its memory, as a copy of its own would be, and the
+// next line gets new. A call then allocates nothing but its id's string:
+// garbage a call is what makes a large cassette slower (page faults on the
+// fresh memory the heap grows into; see docs/performance.md).
 func (c *conn) borrow(ctx context.Context, line []byte) {
 	rm := c.own
 	c.own = nil
@@ -425,7 +422,7 @@ func (c *conn) borrow(ctx context.Context, line []byte) {
 	if err != nil && msg.Raw == nil {
 		msg = nil // not a JSON object: no message, as Parse returns
 	}
-	if _, free := c.handleParsed(ctx, rm.raw, msg, err, c.now, c.later, nil); !free || cap(rm.raw) > maxKeptResponse {
+	if _, free := c.handleParsed(ctx, rm.raw, msg, err, c.now, c.later, nil); !free || !c.e.keepsNothing() || cap(rm.raw) > maxKeptResponse {
 		return
 	}
 	if poisonFreed {
