@@ -171,9 +171,9 @@ func TestExchangeReplayed(t *testing.T) {
 }
 
 // TestBatchAnswersKeepTheirResponses: the responses of a batch wait in the
-// batch answer while the other requests of the batch are answered; the
-// memory of a finished plan must not be handed on to the next (Plan.Release
-// rather than ReleaseAll).
+// batch answer while the other requests of the batch are answered, though
+// the memory of a finished plan is handed on to the next (releaseAll): the
+// answer holds copies.
 func TestBatchAnswersKeepTheirResponses(t *testing.T) {
 	const n = 30
 	var recorded, live []string

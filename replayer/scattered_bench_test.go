@@ -33,10 +33,7 @@ func BenchmarkReplayScattered(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if i%calls == 0 {
-					conn = newConn(e, e.newSession(), out)
-					conn.try = out
-					conn.receive(ctx, []byte(scatteredInitialize))
-					conn.receive(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+					conn = scatteredConn(e, out)
 				}
 				conn.receive(ctx, lines[i%calls])
 			}
@@ -57,6 +54,16 @@ func BenchmarkReplayScattered(b *testing.B) {
 
 // scatteredInitialize is the initialize of scatteredEngine's cassette.
 const scatteredInitialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
+
+// scatteredConn is a stdio session of e, a scatteredEngine, written to
+// out at once, after its initialize and notifications/initialized.
+func scatteredConn(e *Engine, out *discardTry) *conn {
+	conn := newConn(e, e.newSession(), out)
+	conn.try = out
+	conn.receive(context.Background(), []byte(scatteredInitialize))
+	conn.receive(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return conn
+}
 
 // scatteredEngine replays scatteredCassette(k).
 func scatteredEngine(tb testing.TB, k int) *Engine {

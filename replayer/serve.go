@@ -3,6 +3,7 @@ package replayer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -173,6 +174,8 @@ type conn struct {
 	// own is the reader's memory for the next message (borrow), nil for
 	// none yet; only the reader uses it.
 	own *readMessage
+	// elems is the reader's list for the next batch's elements.
+	elems []json.RawMessage
 
 	// end closes the connection for a scripted fault; endErr is what
 	// ServeSession then returns (an *ExitError, or nil).
@@ -223,18 +226,57 @@ func (c *conn) postLocked(msg []byte) {
 		if cap(buf) <= maxKeptResponse {
 			c.line = buf
 		}
-		// The stream is full, or failed: the writer then meets the error
-		// again, as send would.
-		n, _ := c.try.TryWrite(buf)
-		if n == len(buf) {
-			return
-		}
-		c.queued = append(c.queued, buf[n:]...)
-	} else {
-		c.queued = append(append(c.queued, msg...), '\n')
-		if c.writing {
-			return // the writer writes it
-		}
+		c.tryLine(buf, false)
+		return
+	}
+	c.queued = append(append(c.queued, msg...), '\n')
+	c.startWriter()
+}
+
+// postLine is post of a line that ends with its newline and that the
+// caller gives away: what the stream does not take at once waits in that
+// memory rather than in a copy (a client batch's answer of megabytes).
+func (c *conn) postLine(line []byte) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	switch {
+	case c.closed:
+	case !c.writing && c.try != nil:
+		c.tryLine(line, true)
+	default:
+		c.enqueue(line, true)
+		c.startWriter()
+	}
+}
+
+// tryLine writes buf as far as the stream takes it at once and leaves the
+// rest to the writer; own says that buf is the conn's to keep. The stream
+// is full, or failed: the writer then meets the error again, as send
+// would.
+func (c *conn) tryLine(buf []byte, own bool) {
+	n, _ := c.try.TryWrite(buf)
+	if n == len(buf) {
+		return
+	}
+	c.enqueue(buf[n:], own)
+	c.startWriter()
+}
+
+// enqueue adds b to the lines waiting for the writer: in its own memory
+// when it is the conn's to keep (own) and nothing else waits.
+func (c *conn) enqueue(b []byte, own bool) {
+	if own && len(c.queued) == 0 {
+		c.queued = b
+		return
+	}
+	c.queued = append(c.queued, b...)
+}
+
+// startWriter starts a writer (drain) for what is queued, unless a sender
+// is writing: it writes it.
+func (c *conn) startWriter() {
+	if c.writing {
+		return
 	}
 	c.writing = true
 	go c.drain()
@@ -302,15 +344,15 @@ func (c *conn) trickle(msg []byte, rate int) {
 }
 
 // receive handles one line, a message or a batch, on the reader; the line
-// is the reader's memory, valid until it returns: a message is handled in
-// a copy that stays its own as long as the session may keep it (borrow),
-// and a batch's elements in pieces of one copy.
+// is the reader's memory, valid until it returns: each message is handled
+// in a copy that stays its own as long as the session may keep it
+// (borrow).
 func (c *conn) receive(ctx context.Context, line []byte) {
 	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '[' {
-		c.borrow(ctx, line)
+		c.borrow(ctx, line, c.now, c.later, nil)
 		return
 	}
-	elems, _, err := jsonrpc.SplitBatch(line)
+	elems, _, err := jsonrpc.AppendBatch(c.elems, line)
 	if err != nil {
 		livelog.Raw(c.e.opts.Logger, livelog.ToServer, line, "parse error")
 		c.post(jsonrpc.ErrorResponse("", &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: " + err.Error()}))
@@ -321,26 +363,23 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 		return
 	}
 	// A batch: answers go back together in one array, once all are ready.
-	var (
-		mu        sync.Mutex
-		responses [][]byte
-		wg        sync.WaitGroup
-	)
-	collect := func(msg []byte) {
-		mu.Lock()
-		responses = append(responses, msg)
-		mu.Unlock()
-	}
-	now := &lineOutlet{c: c, respond: collect, write: c.post, inBatch: true}
-	later := &lineOutlet{c: c, respond: collect, write: c.send, inBatch: true}
-	handled := true // every element was handled here
+	answer := &batchAnswer{hint: len(line)}
+	var wg sync.WaitGroup
+	now := &lineOutlet{c: c, respond: answer.add, write: c.post, inBatch: true}
+	later := &lineOutlet{c: c, respond: answer.add, write: c.send, inBatch: true}
+	handled, done := true, wg.Done // every element was handled here
 	for _, el := range elems {
 		wg.Add(1)
-		handled = c.handle(ctx, el, now, later, wg.Done) && handled
+		handled = c.borrow(ctx, el, now, later, done) && handled
+	}
+	// The elements are pieces of the line: the next batch's list holds
+	// none of them.
+	if clear(elems); cap(elems) <= maxKeptElems {
+		c.elems = elems[:0]
 	}
 	if handled {
-		if len(responses) > 0 {
-			c.post(jsonrpc.JoinBatch(responses))
+		if answer.buf != nil {
+			c.postLine(answer.line())
 		}
 		return
 	}
@@ -348,28 +387,102 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 	go func() {
 		defer c.wg.Done()
 		wg.Wait()
-		if len(responses) > 0 {
-			c.send(jsonrpc.JoinBatch(responses))
+		if answer.buf != nil {
+			line := answer.line()
+			c.send(line[:len(line)-1])
 		}
 	}()
 }
 
-// handle handles one message on the reader: a plan that waits for nothing
-// is carried out here through now, and one that waits is left to a timer
-// or a goroutine, which carry it out through later. done, if non-nil, is
-// called once the message is fully handled; handle reports whether that
-// was before it returned.
-func (c *conn) handle(ctx context.Context, raw []byte, now, later *lineOutlet, done func()) (handled bool) {
-	msg, err := jsonrpc.Parse(raw)
-	handled, _ = c.handleParsed(ctx, raw, msg, err, now, later, done)
+// maxKeptElems is the longest list of a batch's elements that the reader
+// keeps for the next batch.
+const maxKeptElems = 4096
+
+// batchAnswer is the answer to a client's batch: the responses, copied in
+// as they come, joined into one line ("[r1,r2]" and its newline). The
+// responses' own memory is then the plans', used again by the next
+// request: a batch of N requests costs this line, not N responses, N
+// slices and their join.
+type batchAnswer struct {
+	mu   sync.Mutex
+	buf  []byte // '[' and the responses joined, nil before the first
+	hint int    // the room the first response makes: the request line's length
+}
+
+func (b *batchAnswer) add(msg []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Room for a comma, msg, the closing bracket and the newline; grown
+	// by doubling, so that memory written in all is at most twice the
+	// line's.
+	if need := len(b.buf) + len(msg) + 3; need > cap(b.buf) {
+		buf := make([]byte, len(b.buf), max(need, 2*cap(b.buf), b.hint+2))
+		copy(buf, b.buf)
+		b.buf = buf
+	}
+	if len(b.buf) == 0 {
+		b.buf = append(b.buf, '[')
+	} else {
+		b.buf = append(b.buf, ',')
+	}
+	b.buf = append(b.buf, msg...)
+}
+
+// line is the answer's line, once every response is in.
+func (b *batchAnswer) line() []byte {
+	return append(b.buf, ']', '\n')
+}
+
+// borrow handles one message (not a batch) on the reader, in the reader's
+// own memory: a copy of line and its parse, which the next message uses
+// again when the session kept nothing of this one: a request answered at
+// once from the cassette (handle's free), on an engine that hands messages
+// to no one (keepsNothing). Any other message keeps its memory, as a copy
+// of its own would be, and the next gets new. A call then allocates
+// nothing but its id's string: garbage a call is what makes a large
+// cassette slower (page faults on the fresh memory the heap grows into;
+// see docs/performance.md). now, later and done are handle's; borrow
+// reports whether the message was fully handled before it returned.
+func (c *conn) borrow(ctx context.Context, line []byte, now, later *lineOutlet, done func()) (handled bool) {
+	rm := c.own
+	c.own = nil
+	if rm == nil {
+		rm = new(readMessage)
+	}
+	rm.raw = append(rm.raw[:0], line...)
+	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
+	msg := &rm.msg
+	if err != nil && msg.Raw == nil {
+		msg = nil // not a JSON object: no message, as Parse returns
+	}
+	handled, free := c.handle(ctx, rm.raw, msg, err, now, later, done)
+	if !free || !c.e.keepsNothing() || cap(rm.raw) > maxKeptResponse {
+		return handled
+	}
+	if poisonFreed {
+		clear(rm.raw[:cap(rm.raw)])
+		rm.msg = jsonrpc.Message{Method: "poisoned", Raw: rm.raw, Params: rm.raw}
+	}
+	c.own = rm
 	return handled
 }
 
-// handleParsed is handle of raw parsed, msg and err as jsonrpc.Parse
-// returned them. free reports that the message was a request answered at
-// once from the cassette, as recorded: the session keeps nothing of such a
-// message once it is answered (borrow).
-func (c *conn) handleParsed(ctx context.Context, raw []byte, msg *jsonrpc.Message, err error, now, later *lineOutlet, done func()) (handled, free bool) {
+// readMessage is the reader's memory for one message: the line's copy and
+// its parse.
+type readMessage struct {
+	raw []byte
+	msg jsonrpc.Message
+}
+
+// handle handles one message on the reader, raw parsed into msg and err
+// as jsonrpc.Parse returns them: a plan that waits for nothing is carried
+// out here through now, and one that waits is left to a timer or a
+// goroutine, which carry it out through later. done, if non-nil, is
+// called once the message is fully handled; handled reports whether that
+// was before handle returned. free reports that the message was a request
+// answered at once from the cassette, as recorded: the session keeps
+// nothing of such a message once it is answered (borrow).
+func (c *conn) handle(ctx context.Context, raw []byte, msg *jsonrpc.Message, err error, now, later *lineOutlet, done func()) (handled, free bool) {
 	if err != nil {
 		now.respond(jsonrpc.ErrorResponse(c.e.invalid(raw, msg, err)))
 		finish(done)
@@ -386,50 +499,13 @@ func (c *conn) handleParsed(ctx context.Context, raw []byte, msg *jsonrpc.Messag
 		if c.calls.open() {
 			c.s.carry(ctx, msg, plan, start, now)
 		}
-		c.release(plan, now.inBatch)
+		plan.releaseAll()
 	default:
 		c.wait(ctx, msg, plan, start, later, done)
 		return false, false
 	}
 	finish(done)
 	return true, free
-}
-
-// readMessage is the reader's memory for one message: the line's copy and
-// its parse.
-type readMessage struct {
-	raw []byte
-	msg jsonrpc.Message
-}
-
-// borrow handles a message (not a batch) on the reader in the reader's own
-// memory, which the next line uses again when the session kept nothing of
-// the message: a request answered at once from the cassette (handleParsed's
-// free), on an engine that hands messages to no one (keepsNothing). Any
-// other message keeps its memory, as a copy of its own would be, and the
-// next line gets new. A call then allocates nothing but its id's string:
-// garbage a call is what makes a large cassette slower (page faults on the
-// fresh memory the heap grows into; see docs/performance.md).
-func (c *conn) borrow(ctx context.Context, line []byte) {
-	rm := c.own
-	c.own = nil
-	if rm == nil {
-		rm = new(readMessage)
-	}
-	rm.raw = append(rm.raw[:0], line...)
-	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
-	msg := &rm.msg
-	if err != nil && msg.Raw == nil {
-		msg = nil // not a JSON object: no message, as Parse returns
-	}
-	if _, free := c.handleParsed(ctx, rm.raw, msg, err, c.now, c.later, nil); !free || !c.e.keepsNothing() || cap(rm.raw) > maxKeptResponse {
-		return
-	}
-	if poisonFreed {
-		clear(rm.raw[:cap(rm.raw)])
-		rm.msg = jsonrpc.Message{Method: "poisoned", Raw: rm.raw, Params: rm.raw}
-	}
-	c.own = rm
 }
 
 // poisonFreed, set by the package's tests, overwrites the memory of a
@@ -453,7 +529,7 @@ func (c *conn) wait(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan,
 		defer forget()
 		defer cancel(nil)
 		c.s.carry(rctx, msg, plan, start, out)
-		c.release(plan, out.inBatch)
+		plan.releaseAll()
 	})
 }
 
@@ -461,17 +537,6 @@ func (c *conn) wait(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan,
 func finish(done func()) {
 	if done != nil {
 		done()
-	}
-}
-
-// release hands a carried-out plan back: all of it when the stream copied
-// every message it wrote, and all but the response when a client batch's
-// answer holds that.
-func (c *conn) release(plan *answerPlan, inBatch bool) {
-	if inBatch {
-		plan.release()
-	} else {
-		plan.releaseAll()
 	}
 }
 

@@ -3,9 +3,11 @@ package replayer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -182,6 +184,127 @@ func TestBorrowKeepsWhatWaits(t *testing.T) {
 				t.Errorf("%d answers, want 7:\n%s", n, out.String())
 			}
 		})
+	}
+}
+
+// batchLine is a client's batch of n calls of scatteredCassette's echo,
+// with ids from first, the text of call i m(i mod k).
+func batchLine(n, first, k int) []byte {
+	line := []byte{'['}
+	for i := range n {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, first+i, i%k)
+	}
+	return append(line, ']')
+}
+
+// BenchmarkServeBatch is the stdio front end's work for a client's batch
+// of N calls answered at once, per call, as the growth group of the bench
+// harness sends them (`go run ./bench -only growth -growth-only "batch of
+// N"`), without the system calls.
+func BenchmarkServeBatch(b *testing.B) {
+	e := scatteredEngine(b, 10)
+	for _, n := range []int{1000, 100000} {
+		line := batchLine(n, 1, 10)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			out := &discardTry{}
+			ctx := context.Background()
+			conn := scatteredConn(e, out)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				conn.receive(ctx, line)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
+			if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}]`, n, (n-1)%10); !bytes.HasSuffix(out.last, []byte(want+"\n")) {
+				b.Fatalf("the answer ends %q, want %s", out.last[max(0, len(out.last)-100):], want)
+			}
+		})
+	}
+}
+
+// TestServeBatchAllocates: a client's batch answered at once costs an
+// allocation a call (its id) and about its own size in memory: the
+// elements are read where the line is, each in the reader's memory
+// (borrow), and the responses are copied into the one line that answers
+// the batch, which is written or queued as it is (there were 4
+// allocations a call and 6 times the line's size: the line's copy, a
+// parse and a response a call, the list of responses, their join and the
+// join's copy).
+func TestServeBatchAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without -race")
+	}
+	const n = 2000
+	e := scatteredEngine(t, 10)
+	out := &discardTry{}
+	ctx := context.Background()
+	conn := scatteredConn(e, out)
+	line := batchLine(n, 1, 10)
+	conn.receive(ctx, line) // the reader's memory, made once
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	allocs := testing.AllocsPerRun(5, func() { conn.receive(ctx, line) })
+	runtime.ReadMemStats(&after)
+	if allocs > n+16 {
+		t.Errorf("a batch of %d calls allocates %v times, want at most %d (an id a call)", n, allocs, n+16)
+	}
+	// AllocsPerRun runs the function once more than it is asked to.
+	if perLine := float64(after.TotalAlloc-before.TotalAlloc) / 6 / float64(len(line)); perLine > 1.5 {
+		t.Errorf("a batch allocates %.2f times its line's size, want at most 1.5", perLine)
+	}
+	if got, want := strings.Count(string(out.last), `"result"`), n; got != want || !bytes.HasSuffix(out.last, []byte("]\n")) {
+		t.Fatalf("the answer holds %d results, want %d in one array: %.200s", got, want, out.last)
+	}
+}
+
+// TestBatchBorrowKeepsWhatWaits: in a client's batch, a request whose
+// answer waits and a request that missed keep their memory while the
+// elements after them are answered at once in the reader's memory; the
+// batch's answer holds every response under its own id.
+func TestBatchBorrowKeepsWhatWaits(t *testing.T) {
+	cassette := scatteredCassette(10)
+	cassette.Interactions[4].Fault = &cassettes.Fault{DelayMs: 30} // the call of m3
+	e, err := New(cassette, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out := &syncBuffer{}
+	conn := newConn(e, e.newSession(), out)
+	for _, l := range []string{scatteredInitialize, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+		conn.receive(ctx, []byte(l))
+	}
+	line := []byte(`[{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m3"}}},` +
+		`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"nowhere-recorded"}}},`)
+	line = append(line, batchLine(5, 100, 10)[1:]...)
+	conn.receive(ctx, line)
+	clear(line) // the reader's memory, overwritten by the next read
+	conn.calls.wait()
+	conn.wg.Wait()
+	conn.settle()
+	answer := lineWith(t, out.String(), `"id":41,`)
+	if !strings.HasPrefix(answer, "[") || !strings.HasSuffix(answer, "]\n") {
+		t.Errorf("the batch's answer is not one array: %s", answer)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(answer), &got); err != nil {
+		t.Fatalf("the batch's answer: %v: %s", err, answer)
+	}
+	texts := map[float64]string{}
+	for _, r := range got {
+		texts[r["id"].(float64)] = fmt.Sprint(r["result"], r["error"])
+	}
+	want := map[float64]string{41: "m3", 42: "nowhere-recorded", 100: "m0", 101: "m1", 102: "m2", 103: "m3", 104: "m4"}
+	if len(texts) != len(want) {
+		t.Errorf("the batch's answer has the ids of %v, want %d ids", texts, len(want))
+	}
+	for id, text := range want {
+		if !strings.Contains(texts[id], text) {
+			t.Errorf("the response of id %v is %s, want one with %s", id, texts[id], text)
+		}
 	}
 }
 

@@ -36,35 +36,51 @@ func SplitBatch(data []byte) (elems []json.RawMessage, batch bool, err error) {
 	if len(data) == 0 || data[0] != '[' {
 		return []json.RawMessage{data}, false, nil
 	}
-	own := append([]byte(nil), data...)
+	return AppendBatch(nil, append([]byte(nil), data...))
+}
+
+// AppendBatch is SplitBatch that appends the elements to elems and leaves
+// them pieces of data itself, for a caller that is done with them before
+// data changes (or copies what it keeps): a batch costs no copy, and a
+// caller that hands elems back for the next batch no allocation.
+func AppendBatch(elems []json.RawMessage, data []byte) ([]json.RawMessage, bool, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '[' {
+		return append(elems, data), false, nil
+	}
 	fail := func(i int, what string) ([]json.RawMessage, bool, error) {
 		return nil, true, fmt.Errorf("jsonrpc: parse batch: %s at offset %d", what, i)
 	}
-	i := skipSpace(own, 1)
-	if i < len(own) && own[i] == ']' {
-		if skipSpace(own, i+1) != len(own) {
+	i := skipSpace(data, 1)
+	if i < len(data) && data[i] == ']' {
+		if skipSpace(data, i+1) != len(data) {
 			return fail(i+1, "data after the array")
 		}
-		return []json.RawMessage{}, true, nil
+		if elems == nil {
+			elems = []json.RawMessage{}
+		}
+		return elems, true, nil
 	}
-	n := bytes.Count(own, []byte("},{")) + 1 // a guess at the length, for one allocation
-	elems = make([]json.RawMessage, 0, n)
+	if elems == nil {
+		n := bytes.Count(data, []byte("},{")) + 1 // a guess at the length, for one allocation
+		elems = make([]json.RawMessage, 0, n)
+	}
 	for {
-		end, ok := validValue(own, i, 1)
+		end, ok := validValue(data, i, 1)
 		if !ok {
 			return fail(end, "invalid JSON value")
 		}
-		elems = append(elems, own[i:end:end])
-		i = skipSpace(own, end)
-		if i >= len(own) {
+		elems = append(elems, data[i:end:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
 			return fail(i, "unexpected end of the array")
 		}
-		switch own[i] {
+		switch data[i] {
 		case ',':
-			i = skipSpace(own, i+1)
+			i = skipSpace(data, i+1)
 			continue
 		case ']':
-			if skipSpace(own, i+1) != len(own) {
+			if skipSpace(data, i+1) != len(data) {
 				return fail(i+1, "data after the array")
 			}
 			return elems, true, nil
