@@ -363,7 +363,7 @@ func (c *conn) receive(ctx context.Context, line []byte) {
 		return
 	}
 	// A batch: answers go back together in one array, once all are ready.
-	answer := &batchAnswer{hint: len(line)}
+	answer := &batchAnswer{hint: min(len(line), maxHintAnElement*len(elems))}
 	var wg sync.WaitGroup
 	now := &lineOutlet{c: c, respond: answer.add, write: c.post, inBatch: true}
 	later := &lineOutlet{c: c, respond: answer.add, write: c.send, inBatch: true}
@@ -406,8 +406,14 @@ const maxKeptElems = 4096
 type batchAnswer struct {
 	mu   sync.Mutex
 	buf  []byte // '[' and the responses joined, nil before the first
-	hint int    // the room the first response makes: the request line's length
+	hint int    // the room the first response makes (receive)
 }
+
+// maxHintAnElement bounds the room that a batch's answer makes at first
+// for each element: answers are about as long as their requests, but one
+// that carries a megabyte gets a short answer, which grows by doubling if
+// it must.
+const maxHintAnElement = 1 << 10
 
 func (b *batchAnswer) add(msg []byte) {
 	b.mu.Lock()

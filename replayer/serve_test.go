@@ -260,6 +260,29 @@ func TestServeBatchAllocates(t *testing.T) {
 	}
 }
 
+// TestBigBatchElementAllocates: a batch of one request of a megabyte
+// with a short answer costs the request's copy, not a second megabyte
+// for its answer's room (the room an answer makes at first is at most
+// maxHintAnElement an element; it was the whole line: 2.02 times it).
+func TestBigBatchElementAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations are counted without -race")
+	}
+	out := &discardTry{}
+	conn := scatteredConn(scatteredEngine(t, 10), out)
+	line := []byte(`[{"jsonrpc":"2.0","id":7,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}}]`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	conn.receive(context.Background(), line)
+	runtime.ReadMemStats(&after)
+	if got := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(line)); got > 1.2 {
+		t.Errorf("a batch of one request of %d bytes allocated %.2f times its size, want at most 1.2", len(line), got)
+	}
+	if want := `[{"jsonrpc":"2.0","id":7,"result":{}}]` + "\n"; string(out.last) != want {
+		t.Errorf("the answer is %q, want %q", out.last, want)
+	}
+}
+
 // TestBatchBorrowKeepsWhatWaits: in a client's batch, a request whose
 // answer waits and a request that missed keep their memory while the
 // elements after them are answered at once in the reader's memory; the
