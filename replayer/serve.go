@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -419,12 +420,10 @@ func (b *batchAnswer) add(msg []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Room for a comma, msg, the closing bracket and the newline; grown
-	// by doubling, so that memory written in all is at most twice the
+	// by doubling, so that memory written in all is about twice the
 	// line's.
-	if need := len(b.buf) + len(msg) + 3; need > cap(b.buf) {
-		buf := make([]byte, len(b.buf), max(need, 2*cap(b.buf), b.hint+2))
-		copy(buf, b.buf)
-		b.buf = buf
+	if need := len(msg) + 3; cap(b.buf)-len(b.buf) < need {
+		b.buf = slices.Grow(b.buf, max(need, cap(b.buf), b.hint+2))
 	}
 	if len(b.buf) == 0 {
 		b.buf = append(b.buf, '[')
