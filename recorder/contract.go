@@ -143,6 +143,27 @@ func newContract(log *slog.Logger) *contract {
 		schemas: toolschema.NewCache("output"), states: map[string][]string{}, stateless: map[string]bool{}}
 }
 
+// contractEvent is what the checks take, in the order it passed the tap:
+// the start of an observed unit, or a message of it (its index among the
+// messages, and whether it came in a batch).
+type contractEvent struct {
+	unit  *observed
+	msg   *jsonrpc.Message
+	index int
+	batch bool
+}
+
+// run checks events in order: the work of the checks' worker (worker.go).
+func (c *contract) run(events []contractEvent) {
+	for _, ev := range events {
+		if ev.unit != nil {
+			c.unit(*ev.unit)
+		} else {
+			c.message(ev.msg, ev.index, ev.batch)
+		}
+	}
+}
+
 // side is 0 for the client, 1 for the server.
 func side(from cassettes.Direction) int {
 	if from == cassettes.FromClient {
@@ -737,6 +758,7 @@ func (r *Recorder) ContractWarnings() ([]ContractWarning, int) {
 		return nil, 0
 	}
 	r.Sync()
+	r.checks.wait()
 	return r.contract.list()
 }
 

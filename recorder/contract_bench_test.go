@@ -32,13 +32,17 @@ func BenchmarkContract(b *testing.B) {
 			var ct *contract
 			if on {
 				ct = newContract(livelog.Discard)
-				bl.contract = ct
+				bl.checking = true
 			}
 			add := func(from cassettes.Direction, data []byte) {
 				if ct != nil {
 					ct.unit(observed{from: from, data: data})
 				}
 				bl.addHTTP(from, data, 0, nil)
+				if ct != nil {
+					ct.run(bl.checks)
+					bl.checks = bl.checks[:0]
+				}
 			}
 			add(cassettes.FromClient, []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`))
 			add(cassettes.FromServer, []byte(list))

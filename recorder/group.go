@@ -67,8 +67,13 @@ type builder struct {
 	batches       int
 	messages      int
 	requests      int
-	// contract, when set, checks each message (contract.go).
-	contract *contract
+	// checking says the contract checks are on (contract.go): each message
+	// goes into checks, in order, for the recorder to hand to them.
+	checking bool
+	checks   []contractEvent
+	// done are the interactions completed since the recorder last looked
+	// (encodeEarly).
+	done []int
 }
 
 // tokenAt is a progress token and the interaction it was given for.
@@ -198,6 +203,13 @@ func (b *builder) add(from cassettes.Direction, data []byte, at cassettes.Millis
 	if batch {
 		b.batches++
 		n = b.batches
+		if from == cassettes.FromClient {
+			// Each request or notification of it becomes an interaction:
+			// grown message by message, a slice of 100,000 is copied
+			// whole a few dozen times, and the collector waits for each
+			// copy to end.
+			b.c.Interactions = slices.Grow(b.c.Interactions, len(elems))
+		}
 	}
 	completed := false
 	for k, el := range elems {
@@ -235,6 +247,9 @@ func (b *builder) ownMessage(in cassettes.Interaction) int {
 	}
 	b.c.Interactions = append(b.c.Interactions, in)
 	b.landed = b.base + len(b.c.Interactions) - 1
+	if complete(&in) {
+		b.done = append(b.done, b.landed)
+	}
 	return b.landed
 }
 
@@ -252,8 +267,8 @@ func (b *builder) one(from cassettes.Direction, raw json.RawMessage, at cassette
 		return false
 	}
 	b.messages++
-	if b.contract != nil {
-		b.contract.message(msg, b.messages, batch > 0)
+	if b.checking {
+		b.checks = append(b.checks, contractEvent{msg: msg, index: b.messages, batch: batch > 0})
 	}
 	raw = json.RawMessage(msg.Raw)
 	switch msg.Kind() {
@@ -353,6 +368,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
 		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
+		b.done = append(b.done, idx)
 		return true
 	}
 	// The client's reply to a server-to-client request.
@@ -369,6 +385,7 @@ func (b *builder) response(from cassettes.Direction, msg *jsonrpc.Message, raw j
 		livelog.Message(b.log, dirOf(from), msg, latency(in, at), "")
 		in.Response = &cassettes.Message{From: from, AtMs: at, Message: raw, Batch: batch}
 		b.landed = idx
+		b.done = append(b.done, idx)
 		return true
 	}
 	livelog.Message(b.log, dirOf(from), msg, 0, "")

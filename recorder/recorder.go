@@ -69,15 +69,11 @@ type Recorder struct {
 	// contract checks the protocol's contract on what passed (contract.go);
 	// nil when off.
 	contract *contract
+	checks   *worker[contractEvent] // runs contract's checks
 	dirty    bool
-	// early are the encodings the builder made of interactions as they
-	// completed, by index, while their bytes were still in the cache;
-	// earlyNext is the first index it has not looked at yet, earlyFinish
-	// its own finisher (a Finisher is not shared between goroutines).
-	early       map[int]part
-	earlyNext   int
-	earlyFinish *cassettes.Finisher
-	chunk       []byte // where the next early encoding goes
+	// early encodes interactions as they complete (early.go); nil while
+	// recording to no file.
+	early *earlyEncoder
 	// saveErr is the last error of a save; Close reports it. logged is
 	// the text of the last error logged, so that a save that fails again
 	// the same way (a forbidden value stays in the cassette) does not
@@ -100,7 +96,10 @@ type Recorder struct {
 	saveMu sync.Mutex
 	// finish redacts and normalises each interaction before it is encoded.
 	finish *cassettes.Finisher
-	seed   maphash.Seed
+	// finishers are the finishers of the other processors among which a
+	// save shares a big encoding (encodeMany); used by the saver only.
+	finishers []*cassettes.Finisher
+	seed      maphash.Seed
 	// parts are the encodings of the interactions still in memory, by
 	// index, with the fingerprint each was made from: an interaction is
 	// finished and encoded again only when it changed.
@@ -178,10 +177,6 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		return nil, err
 	}
 	r.finish = finish
-	if r.earlyFinish, err = cassettes.NewFinisher(&r.opts.Save); err != nil {
-		return nil, err
-	}
-	r.early = map[int]part{}
 	c := cassettes.New()
 	c.Meta = r.opts.Meta
 	if c.Meta.RecordedAt == "" {
@@ -193,10 +188,12 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 	r.state = newBuilder(c, r.opts.Logger)
 	if !r.opts.noContract {
 		r.contract = newContract(r.opts.Logger)
-		r.state.contract = r.contract
+		r.checks = newWorker(r.contract.run)
+		r.state.checking = true
 	}
 	// The builder lets a save in between the messages of a long batch.
 	r.state.pause = func() {
+		r.handOff()
 		r.mu.Unlock()
 		r.mu.Lock()
 	}
@@ -211,6 +208,11 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 			cassettefile.RemoveCreated(r.created)
 			return nil, err
 		}
+		earlyFinish, err := cassettes.NewFinisher(&r.opts.Save)
+		if err != nil {
+			return nil, err
+		}
+		r.early = newEarlyEncoder(r.seed, earlyFinish)
 	}
 	go r.build()
 	go r.saver()
@@ -227,6 +229,12 @@ func (r *Recorder) Observe(from cassettes.Direction, data []byte, at time.Time) 
 // build is the goroutine that turns observed messages into interactions.
 func (r *Recorder) build() {
 	defer close(r.done)
+	if r.early != nil {
+		defer r.early.close()
+	}
+	if r.checks != nil {
+		defer r.checks.close()
+	}
 	var batch []observed
 	var acks []chan struct{} // Sync calls waiting for an empty queue
 	for {
@@ -241,8 +249,9 @@ func (r *Recorder) build() {
 				if k%pauseEvery == pauseEvery-1 {
 					r.state.pause()
 				}
-				if r.contract != nil {
-					r.contract.unit(o)
+				if r.checks != nil {
+					u := o
+					r.state.checks = append(r.state.checks, contractEvent{unit: &u})
 				}
 				if o.ended {
 					continue
@@ -251,7 +260,7 @@ func (r *Recorder) build() {
 					completed = true
 				}
 			}
-			r.encodeEarly()
+			r.handOff()
 			r.dirty = true
 			r.mu.Unlock()
 			clear(batch)
@@ -369,6 +378,7 @@ func (r *Recorder) Summary() string {
 	}
 	warnings := 0
 	if r.contract != nil {
+		r.checks.wait()
 		_, warnings = r.contract.list()
 	}
 	return fmt.Sprintf("recorded %d messages in %d interactions%s (%d requests, %d without response, %s)%s",

@@ -291,8 +291,8 @@ func TestUnencodableInteractionLosesNoOther(t *testing.T) {
 	}
 }
 
-// TestEarlyEncodingFollowsChanges: the builder encodes an interaction as
-// soon as it completes; a save uses that encoding only while the
+// TestEarlyEncodingFollowsChanges: the early encoder encodes an
+// interaction as soon as it completes; a save uses that encoding only while the
 // interaction is unchanged, and forgets it once the interaction is spilled.
 func TestEarlyEncodingFollowsChanges(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
@@ -305,9 +305,12 @@ func TestEarlyEncodingFollowsChanges(t *testing.T) {
 	rec.Observe(cassettes.FromClient, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), now)
 	rec.Observe(cassettes.FromServer, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), now)
 	rec.Sync()
+	rec.early.wait()
 	rec.saveMu.Lock() // no save in between
 	rec.mu.Lock()
-	p, ok := rec.early[0]
+	rec.early.mu.Lock()
+	p, ok := rec.early.parts[0]
+	rec.early.mu.Unlock()
 	if !ok || !strings.Contains(string(p.data), `"method": "ping"`) {
 		rec.mu.Unlock()
 		rec.saveMu.Unlock()
@@ -329,9 +332,7 @@ func TestEarlyEncodingFollowsChanges(t *testing.T) {
 	if len(c.Interactions) != 1 || !strings.Contains(string(c.Interactions[0].Response.Message), "changed") {
 		t.Fatalf("the file holds the encoding from before the change: %+v", c.Interactions)
 	}
-	rec.mu.Lock()
-	left := len(rec.early)
-	rec.mu.Unlock()
+	left := rec.early.len()
 	if left != 0 {
 		t.Errorf("%d early encodings kept after their interactions were spilled", left)
 	}
