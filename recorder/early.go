@@ -93,22 +93,15 @@ func (e *earlyEncoder) encodeAll(jobs []earlyJob) {
 }
 
 // encode finishes and encodes in; no data when it cannot be encoded (the
-// save encodes it again and reports the error).
+// save encodes it again and reports the error). Encodings go one after
+// another into chunks, each left to the collector once the interactions
+// in it are spilled.
 func (e *earlyEncoder) encode(in *cassettes.Interaction) part {
 	fp := fingerprint(e.seed, in)
-	e.finish.FinishInteraction(in)
-	// Encodings go one after another into chunks of memory, each left to
-	// the collector once the interactions in it are spilled. The room
-	// appendInteraction asks for: with less, it would grow (copy) the
-	// whole chunk.
-	if need := 1 + 2*flatSize(in); cap(e.chunk)-len(e.chunk) < need {
-		e.chunk = make([]byte, 0, max(encodeChunk, need))
-	}
-	start := len(e.chunk)
-	out, err := appendInteraction(append(e.chunk, ','), in)
+	chunk, data, done, err := appendFinished(e.finish, e.chunk, true, in)
+	e.chunk = chunk
 	if err != nil {
 		return part{}
 	}
-	e.chunk = out
-	return part{print: fp, data: out[start:len(out):len(out)], info: cassettes.ServerInfoOf(in)}
+	return part{print: fp, data: data, info: cassettes.ServerInfoOf(&done)}
 }

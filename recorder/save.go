@@ -342,28 +342,43 @@ func (r *Recorder) encodeSpan(fin *cassettes.Finisher, chunk []byte, chunked boo
 			out[k].part = p
 			continue
 		}
-		if need := 1 + 2*flatSize(in); !chunked || cap(chunk)-len(chunk) < need {
-			size := need
-			if chunked {
-				size = max(encodeChunk, need)
-			}
-			chunk = make([]byte, 0, size)
-		}
-		start := len(chunk)
-		done := *in
-		fin.FinishInteraction(&done)
-		data, err := appendInteraction(append(chunk, ','), &done)
-		if err != nil {
+		var data []byte
+		var done cassettes.Interaction
+		var err error
+		if chunk, data, done, err = appendFinished(fin, chunk, chunked, in); err != nil {
 			out[k].err = fmt.Errorf("encode cassette: interaction %d: %w", i+1, err)
 			continue
 		}
-		chunk = data
-		out[k].part = part{print: fp, data: chunk[start:len(chunk):len(chunk)]}
+		out[k].part = part{print: fp, data: data}
 		if i < infoBefore {
 			out[k].info = cassettes.ServerInfoOf(&done)
 		}
 	}
 	return chunk
+}
+
+// appendFinished finishes (redacts, normalises) a copy of in with fin and
+// appends its encoding, after a comma, to chunk: when chunked, one of a
+// chunk of encodeChunk, made when chunk has not the room
+// appendInteraction asks for (with less, it would grow, copying the whole
+// chunk); else to one of its own. It returns the chunk, the encoding and
+// the finished copy.
+func appendFinished(fin *cassettes.Finisher, chunk []byte, chunked bool, in *cassettes.Interaction) (next, data []byte, done cassettes.Interaction, err error) {
+	if need := 1 + 2*flatSize(in); !chunked || cap(chunk)-len(chunk) < need {
+		size := need
+		if chunked {
+			size = max(encodeChunk, need)
+		}
+		chunk = make([]byte, 0, size)
+	}
+	done = *in
+	fin.FinishInteraction(&done)
+	start := len(chunk)
+	out, err := appendInteraction(append(chunk, ','), &done)
+	if err != nil {
+		return chunk, nil, done, err
+	}
+	return out, out[start:len(out):len(out)], done, nil
 }
 
 // encoders are the finishers of the processors among which a save shares
