@@ -63,7 +63,12 @@ func (r *Recorder) ObserveHTTPResponse(note HTTPNote, at time.Time) {
 	r.enqueue(observed{from: cassettes.FromServer, at: at, http: &note})
 }
 
+// enqueue queues o for the builder; for a message that must be saved
+// before it is passed on (saveFirst), it returns once a save holds it.
 func (r *Recorder) enqueue(o observed) {
+	if r.saveFirst(&o) {
+		o.saved = make(chan struct{})
+	}
 	r.qmu.Lock()
 	if r.closed {
 		r.qmu.Unlock()
@@ -72,12 +77,14 @@ func (r *Recorder) enqueue(o observed) {
 	first := len(r.queue) == 0
 	r.queue = append(r.queue, o)
 	r.qmu.Unlock()
-	if !first {
-		return // the builder is already woken for this batch
+	if first {
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
 	}
-	select {
-	case r.wake <- struct{}{}:
-	default:
+	if o.saved != nil {
+		<-o.saved
 	}
 }
 

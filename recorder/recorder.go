@@ -49,6 +49,9 @@ type Options struct {
 	// noContract turns the contract checks off (contract.go), for the
 	// benchmark that measures their cost.
 	noContract bool
+	// noSaveFirst: no message waits for a save (saveFirst), for a
+	// benchmark that times the save itself.
+	noSaveFirst bool
 }
 
 // Recorder builds a cassette from observed messages and saves it. Its
@@ -122,6 +125,12 @@ type Recorder struct {
 	saveCost time.Duration
 
 	saveNow  chan struct{} // asks the saver for a save (capacity 1)
+	// waiting are the messages whose Observe waits for a save that holds
+	// them (saveFirst), built since the last save took its snapshot; the
+	// builder adds them and sends on urgent, which ends the saver's pause.
+	// Guarded by mu.
+	waiting []chan struct{}
+	urgent  chan struct{} // capacity 1
 	done     chan struct{} // closed when the builder has drained the queue after Close
 	saverOut chan struct{} // closed when the saver has stopped
 	drained  chan chan struct{}
@@ -129,6 +138,9 @@ type Recorder struct {
 
 type observed struct {
 	from cassettes.Direction
+	// saved, when not nil, is closed once a save holds the message
+	// (saveFirst).
+	saved chan struct{}
 	data []byte
 	at   time.Time
 	http *HTTPNote // how it travelled over HTTP; nil on stdio
@@ -155,6 +167,7 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		infoAt:   -1,
 		wake:     make(chan struct{}, 1),
 		saveNow:  make(chan struct{}, 1),
+		urgent:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		saverOut: make(chan struct{}),
 		drained:  make(chan chan struct{}),
@@ -220,8 +233,10 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 }
 
 // Observe queues a copy of a message (or a batch, or a line that is not
-// JSON) that passed the tap from the given side at the given time. It never
-// blocks on the recording. Observe takes ownership of data.
+// JSON) that passed the tap from the given side at the given time. It does
+// not wait for the recording, but for a large batch of the server's
+// (saveFirst), which it returns once a save holds. Observe takes ownership
+// of data.
 func (r *Recorder) Observe(from cassettes.Direction, data []byte, at time.Time) {
 	r.enqueue(observed{from: from, data: data, at: at})
 }
@@ -259,12 +274,22 @@ func (r *Recorder) build() {
 				if r.state.addHTTP(o.from, o.data, r.offset(o.at), o.http) {
 					completed = true
 				}
+				if o.saved != nil {
+					r.waiting = append(r.waiting, o.saved)
+				}
 			}
 			r.handOff()
 			r.dirty = true
+			urgent := len(r.waiting) > 0
 			r.mu.Unlock()
 			clear(batch)
-			if completed {
+			if urgent {
+				select {
+				case r.urgent <- struct{}{}:
+				default:
+				}
+			}
+			if completed || urgent {
 				select {
 				case r.saveNow <- struct{}{}:
 				default:

@@ -137,6 +137,48 @@ func TestFlushWhileRecording(t *testing.T) {
 	}
 }
 
+// TestBigBatchIsSavedBeforeObserveReturns: a large batch of answers
+// (saveFirst) is in the file when Observe returns, so that the tap, which
+// passes the end of the line on after, keeps the durability promise
+// whatever the recording costs. The answers to the batch are observed on
+// a recorder that saves every hour otherwise, and on the way the 1,000
+// answers before them (a small batch) are not waited for.
+func TestBigBatchIsSavedBeforeObserveReturns(t *testing.T) {
+	const n = 20_000
+	req, resp := pingBatch(n)
+	if len(resp) < saveFirstSize {
+		t.Fatalf("the batch of answers is %d bytes, under saveFirstSize", len(resp))
+	}
+	path := filepath.Join(t.TempDir(), "c.json")
+	rec, err := New(path, &Options{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	now := time.Now()
+	rec.Observe(cassettes.FromClient, req, now)
+	rec.Observe(cassettes.FromServer, resp, now)
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatalf("the file after Observe returned: %v", err)
+	}
+	answered := 0
+	for _, in := range c.Interactions {
+		if in.Response != nil {
+			answered++
+		}
+	}
+	if answered != n {
+		t.Fatalf("when Observe of the answers returned, the file held %d answered calls, want %d", answered, n)
+	}
+	if _, small := pingBatch(1_000); rec.saveFirst(&observed{from: cassettes.FromServer, data: small}) {
+		t.Error("a batch of 1,000 pings waits for a save")
+	}
+	if rec.saveFirst(&observed{from: cassettes.FromClient, data: req}) {
+		t.Error("the client's batch waits for a save")
+	}
+}
+
 // TestSpilledSavesAreTheSameFile records a session with a recorder that
 // spills all but its last few interactions and saves often, and checks its
 // file, at every save and at the end, byte for byte against the whole
