@@ -24,6 +24,10 @@ type pattern struct {
 	// candidates returns the possible match starts in s, in order, each
 	// with where to look again if the match there fails.
 	candidates func(s string) []candidate
+	// may is false when s holds no candidate: a scan that allocates
+	// nothing and is true for every string that holds one (most messages
+	// hold none, and are looked at with may alone).
+	may func(s string) bool
 	// wordStart says the pattern starts with \b before a word character:
 	// a candidate after a word character is no match.
 	wordStart bool
@@ -61,7 +65,7 @@ func compileNewPattern(expr string) (*pattern, error) {
 	p := &pattern{re: re}
 	if f, ok := finders[expr]; ok {
 		p.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
-		p.candidates, p.wordStart = f.candidates, f.wordStart
+		p.candidates, p.wordStart, p.may = f.candidates, f.wordStart, f.may
 		return p, nil
 	}
 	if prefix, _ := re.LiteralPrefix(); prefix != "" {
@@ -73,7 +77,7 @@ func compileNewPattern(expr string) (*pattern, error) {
 // mayMatch reports whether s holds a place where a match may start.
 func (p *pattern) mayMatch(s string) bool {
 	if p.candidates != nil {
-		return len(p.candidates(s)) > 0
+		return p.may(s) && len(p.candidates(s)) > 0
 	}
 	return p.prefix == "" || strings.Contains(s, p.prefix)
 }
@@ -86,6 +90,9 @@ func (p *pattern) findAll(s string) [][]int {
 			return nil
 		}
 		return p.re.FindAllStringSubmatchIndex(s, -1)
+	}
+	if !p.may(s) {
+		return nil
 	}
 	var out [][]int
 	next := 0 // the end of the last match: no match starts before it
@@ -121,6 +128,7 @@ func isWordByte(c byte) bool {
 type finder struct {
 	candidates func(s string) []candidate
 	wordStart  bool
+	may        func(s string) bool // see pattern.may
 }
 
 // finders are the candidate scans of the default patterns, by expression
@@ -129,17 +137,60 @@ type finder struct {
 // literal that every match starts with, or a check that every match
 // passes.
 var finders = map[string]finder{
-	`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`:                                   {bearerCandidates, true},
-	`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`:            {jwtCandidates, true},
-	`\bsk-[A-Za-z0-9_-]{20,}`:                                                    {literal("sk-"), true},
-	`\bgh[pousr]_[A-Za-z0-9]{30,}`:                                               {ghCandidates, true},
-	`\bgithub_pat_[A-Za-z0-9_]{22,}`:                                             {literal("github_pat_"), true},
-	`\bAKIA[0-9A-Z]{16}\b`:                                                       {literal("AKIA"), true},
-	`\bxox[abposr]-[A-Za-z0-9-]{10,}`:                                            {literal("xox"), true},
-	`\bAIza[0-9A-Za-z_-]{35}`:                                                    {literal("AIza"), true},
-	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`: {pemCandidates, false},
-	`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`: {queryCandidates, false},
-	`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`:                                                           {userinfoCandidates, false},
+	`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`:                                   {bearerCandidates, true, mayBearer},
+	`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`:            {jwtCandidates, true, contains(".eyJ")},
+	`\bsk-[A-Za-z0-9_-]{20,}`:                                                    {literal("sk-"), true, contains("sk-")},
+	`\bgh[pousr]_[A-Za-z0-9]{30,}`:                                               {ghCandidates, true, mayGH},
+	`\bgithub_pat_[A-Za-z0-9_]{22,}`:                                             {literal("github_pat_"), true, contains("github_pat_")},
+	`\bAKIA[0-9A-Z]{16}\b`:                                                       {literal("AKIA"), true, contains("AKIA")},
+	`\bxox[abposr]-[A-Za-z0-9-]{10,}`:                                            {literal("xox"), true, contains("xox")},
+	`\bAIza[0-9A-Za-z_-]{35}`:                                                    {literal("AIza"), true, contains("AIza")},
+	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`: {pemCandidates, false, contains("-----BEGIN ")},
+	`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`: {queryCandidates, false, mayQuery},
+	`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`:                                                           {userinfoCandidates, false, mayUserinfo},
+}
+
+// The finders' may (pattern.may): each is true where its finder finds a
+// candidate, by the rarest byte of what every candidate holds.
+
+func contains(lit string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, lit) }
+}
+
+// anyAt reports whether ok is true at some index of c in s.
+func anyAt(s string, c byte, ok func(i int) bool) bool {
+	for at := 0; ; {
+		i := strings.IndexByte(s[at:], c)
+		if i < 0 {
+			return false
+		}
+		if ok(at + i) {
+			return true
+		}
+		at += i + 1
+	}
+}
+
+// mayBearer: "bearer" in any case before white space, by its "b".
+func mayBearer(s string) bool {
+	b := func(i int) bool {
+		return i+6 < len(s) && isSpace(s[i+6]) && strings.EqualFold(s[i:i+6], "bearer")
+	}
+	return anyAt(s, 'b', b) || anyAt(s, 'B', b)
+}
+
+// mayGH: "gh" and one byte before an underscore.
+func mayGH(s string) bool {
+	return anyAt(s, '_', func(i int) bool { return i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' })
+}
+
+func mayQuery(s string) bool {
+	return strings.IndexByte(s, '?') >= 0 || strings.IndexByte(s, '&') >= 0
+}
+
+// mayUserinfo: "://", by its slashes.
+func mayUserinfo(s string) bool {
+	return anyAt(s, '/', func(i int) bool { return i >= 1 && i+1 < len(s) && s[i-1] == ':' && s[i+1] == '/' })
 }
 
 // each calls f with every index of lit in s.

@@ -34,6 +34,9 @@ func TestFindersMatchRegexps(t *testing.T) {
 				b.WriteString(pieces[rng.IntN(len(pieces))])
 			}
 			s := b.String()
+			if len(p.candidates(s)) > 0 && !p.may(s) {
+				t.Fatalf("pattern %q on %q: candidates, where may says none", expr, s)
+			}
 			want := p.re.FindAllStringSubmatchIndex(s, -1)
 			got := p.findAll(s)
 			if diff := cmp.Diff(want, got); diff != "" {
