@@ -54,6 +54,7 @@ func main() {
 	scaleChild := flag.String("scale-child", "", "internal: measure one cassette in this process")
 	flag.IntVar(&scaleCalls, "scale-calls", scaleCalls, "calls through one session in each scale measurement")
 	flag.StringVar(&growthOnly, "growth-only", "", "run only the growth cases whose name contains this text")
+	flag.StringVar(&oldMcpmock, "old-mcpmock", "", "an earlier build of mcpmock whose stdio tap runs in the same rounds, compared with this one's")
 	md := flag.Bool("md", false, "also write the tables to bench/RESULTS.md, with the date, the machine and the command")
 	results := flag.String("results", "", "also write the tables to this file (as -md does)")
 	flag.Parse()
@@ -164,6 +165,9 @@ func writeResults(path, loadBefore string, cpuBefore cpuTimes, tables []byte) er
 	return nil
 }
 
+// oldMcpmock is the -old-mcpmock binary ("" for none).
+var oldMcpmock string
+
 // env holds the built binaries and a scratch directory.
 type env struct {
 	dir                               string
@@ -208,9 +212,21 @@ func run(w io.Writer, rounds, calls int, only string) error {
 		direct := []string{e.server}
 		relay := []string{e.relay, e.server}
 		tap := []string{e.mcpmock, "record", "--quiet", "-c", filepath.Join(dir, "tap.json"), "--", e.server}
-		res, err := interleave(rounds, calls, direct, relay, tap)
+		sides := [][]string{direct, relay, tap}
+		if oldMcpmock != "" {
+			// An earlier build's tap, in the same rounds: what a change
+			// did, measured against the same noise.
+			sides = append(sides, []string{oldMcpmock, "record", "--quiet", "-c", filepath.Join(dir, "old.json"), "--", e.server})
+		}
+		res, err := interleave(rounds, calls, sides...)
 		if err != nil {
 			return err
+		}
+		if len(res) > 3 {
+			rows = append(rows, compare("stdio: tap / -old-mcpmock's tap", res[2], res[3], 0))
+			cpus = append(cpus,
+				cpuRow{name: "stdio: -old-mcpmock's tap beyond the bare relay, each less the server's own CPU", a: res[3], b: res[1], own: true},
+				cpuRow{name: "stdio: the tap beyond -old-mcpmock's, each less the server's own CPU", a: res[2], b: res[3], own: true})
 		}
 		rows = append(rows,
 			compare("stdio: relay / direct", res[1], res[0], 0),
