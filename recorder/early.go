@@ -3,6 +3,7 @@ package recorder
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -25,6 +26,7 @@ type earlyEncoder struct {
 	seed   maphash.Seed
 	finish *cassettes.Finisher // its own: a Finisher is not shared
 	chunk  []byte              // where the next encoding goes
+	infoAt int                 // the first interaction that named the server (-1: none yet)
 
 	mu sync.Mutex
 	// parts are the encodings by interaction index; floor is the first
@@ -32,6 +34,9 @@ type earlyEncoder struct {
 	// below (spilled meanwhile, encoded by the save) is dropped.
 	parts map[int]part
 	floor int
+	// spilled is floor, for the encoder to skip what a save spilled
+	// before it came to it, without taking mu.
+	spilled atomic.Int64
 }
 
 // earlyJob is a completed interaction to encode: index i, and a copy of
@@ -44,7 +49,7 @@ type earlyJob struct {
 }
 
 func newEarlyEncoder(seed maphash.Seed, finish *cassettes.Finisher) *earlyEncoder {
-	e := &earlyEncoder{seed: seed, finish: finish, parts: map[int]part{}}
+	e := &earlyEncoder{seed: seed, finish: finish, parts: map[int]part{}, infoAt: -1}
 	e.worker = newWorker(e.encodeAll)
 	return e
 }
@@ -55,6 +60,7 @@ func (e *earlyEncoder) take(from, end, floor int) map[int]part {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.floor = max(e.floor, floor)
+	e.spilled.Store(int64(e.floor))
 	if len(e.parts) == 0 {
 		return nil
 	}
@@ -81,7 +87,10 @@ func (e *earlyEncoder) len() int {
 func (e *earlyEncoder) encodeAll(jobs []earlyJob) {
 	done := make([]part, len(jobs))
 	for k := range jobs {
-		done[k] = e.encode(&jobs[k].in)
+		// A save that came first has encoded and spilled it.
+		if jobs[k].i >= int(e.spilled.Load()) {
+			done[k] = e.encode(jobs[k].i, &jobs[k].in)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -96,12 +105,20 @@ func (e *earlyEncoder) encodeAll(jobs []earlyJob) {
 // save encodes it again and reports the error). Encodings go one after
 // another into chunks, each left to the collector once the interactions
 // in it are spilled.
-func (e *earlyEncoder) encode(in *cassettes.Interaction) part {
+func (e *earlyEncoder) encode(i int, in *cassettes.Interaction) part {
 	fp := fingerprint(e.seed, in)
 	chunk, data, done, err := appendFinished(e.finish, e.chunk, true, in)
 	e.chunk = chunk
 	if err != nil {
 		return part{}
 	}
-	return part{print: fp, data: data, info: cassettes.ServerInfoOf(&done)}
+	p := part{print: fp, data: data}
+	// Only the first handshake's answer names the server: once one is
+	// found, the interactions after it need not be looked at.
+	if e.infoAt < 0 || i < e.infoAt {
+		if p.info = cassettes.ServerInfoOf(&done); p.info != nil {
+			e.infoAt = i
+		}
+	}
+	return p
 }

@@ -124,13 +124,13 @@ type Recorder struct {
 	// paces the saves by it (savePause).
 	saveCost time.Duration
 
-	saveNow  chan struct{} // asks the saver for a save (capacity 1)
+	saveNow chan struct{} // asks the saver for a save (capacity 1)
 	// waiting are the messages whose Observe waits for a save that holds
 	// them (saveFirst), built since the last save took its snapshot; the
 	// builder adds them and sends on urgent, which ends the saver's pause.
 	// Guarded by mu.
-	waiting []chan struct{}
-	urgent  chan struct{} // capacity 1
+	waiting  []chan struct{}
+	urgent   chan struct{} // capacity 1
 	done     chan struct{} // closed when the builder has drained the queue after Close
 	saverOut chan struct{} // closed when the saver has stopped
 	drained  chan chan struct{}
@@ -141,9 +141,9 @@ type observed struct {
 	// saved, when not nil, is closed once a save holds the message
 	// (saveFirst).
 	saved chan struct{}
-	data []byte
-	at   time.Time
-	http *HTTPNote // how it travelled over HTTP; nil on stdio
+	data  []byte
+	at    time.Time
+	http  *HTTPNote // how it travelled over HTTP; nil on stdio
 	// header is the HTTP request of a client message that has no HTTP
 	// note (a stdio bridge's), for the contract checks; ended marks the
 	// end of the HTTP exchange http.Exchange (contract.go).
