@@ -16,7 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -167,20 +169,34 @@ func growthCases(e *env, dir string) ([]growthCase, error) {
 	// The tap records into the same file each time: a run's cassette is
 	// removed before the next starts.
 	tapped := filepath.Join(dir, "growth-tap.json")
-	tap := func(server []string) func() []string {
-		return func() []string {
+	// The tap's work for a message goes on after its answer (the
+	// builder, the encodings, the saves): it is measured until the tap
+	// has exited (toExit), its last save included.
+	tap := func(server []string) func() ([]string, bool) {
+		return func() ([]string, bool) {
 			os.Remove(tapped)
-			return append([]string{e.mcpmock, "record", "--quiet", "-c", tapped, "--"}, server...)
+			return append([]string{e.mcpmock, "record", "--quiet", "-c", tapped, "--"}, server...), true
 		}
 	}
-	same := func(argv []string) func() []string { return func() []string { return argv } }
+	same := func(argv []string) func() ([]string, bool) { return func() ([]string, bool) { return argv, false } }
 	batchSizes := []int{1000, 10000, 100000}
+	// The warm-up wave (wave 0) is the smallest size's at every size: one
+	// as large as the measured ones left a tap of 100,000 with a cassette
+	// of 100,000 interactions more than a tap of 1,000 to save again and
+	// again while it was measured.
+	waveSize := func(n, wave int) int {
+		if wave == 0 {
+			return min(n, batchSizes[0])
+		}
+		return n
+	}
 	const batchTotal = 200000
-	batch := func(argv func() []string) func(int) (time.Duration, int, error) {
+	batch := func(process func() ([]string, bool)) func(int) (time.Duration, int, error) {
 		return func(n int) (time.Duration, int, error) {
-			cpu, waves, err := stdioWaves(argv(), batchTotal/n, func(w *bufio.Writer, wave int) int {
+			argv, toExit := process()
+			cpu, waves, err := stdioWaves(argv, toExit, batchTotal/n, func(w *bufio.Writer, wave int) int {
 				w.WriteByte('[')
-				for i := range n {
+				for i := range waveSize(n, wave) {
 					if i > 0 {
 						w.WriteByte(',')
 					}
@@ -193,14 +209,16 @@ func growthCases(e *env, dir string) ([]growthCase, error) {
 		}
 	}
 	const pendingTotal = 100000
-	pending := func(argv func() []string) func(int) (time.Duration, int, error) {
+	pending := func(process func() ([]string, bool)) func(int) (time.Duration, int, error) {
 		return func(n int) (time.Duration, int, error) {
-			cpu, waves, err := stdioWaves(argv(), pendingTotal/n, func(w *bufio.Writer, wave int) int {
-				for i := range n {
+			argv, toExit := process()
+			cpu, waves, err := stdioWaves(argv, toExit, pendingTotal/n, func(w *bufio.Writer, wave int) int {
+				size := waveSize(n, wave)
+				for i := range size {
 					writeEcho(w, wave*n+i+1, 0)
 					w.WriteByte('\n')
 				}
-				return n
+				return size
 			})
 			return cpu, waves * n, err
 		}
@@ -231,7 +249,7 @@ func growthCases(e *env, dir string) ([]growthCase, error) {
 		cases = append(cases, growthCase{extra: extra, name: fmt.Sprintf("replay (stdio): a miss of S bytes against %d recorded calls", r), unit: "MiB of the miss",
 			sizes: []int{16 << 10, 256 << 10, 1 << 20}, label: kib, run: func(s int) (time.Duration, int, error) {
 				arg := strings.Repeat("x", s)
-				cpu, _, err := stdioWaves(argv, missTotal/s, func(w *bufio.Writer, wave int) int {
+				cpu, _, err := stdioWaves(argv, false, missTotal/s, func(w *bufio.Writer, wave int) int {
 					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}`+"\n", 1000+wave, arg)
 					return 1
 				})
@@ -248,7 +266,7 @@ func growthCases(e *env, dir string) ([]growthCase, error) {
 	cases = append(cases, growthCase{name: "replay (stdio): a cassette of K interactions", unit: "call", sizes: scaleSizes, label: count,
 		run: func(k int) (time.Duration, int, error) {
 			argv := []string{e.mcpmock, "replay", "--quiet", "-c", filepath.Join(dir, fmt.Sprintf("growth-k%d.json", k))}
-			cpu, waves, err := stdioWaves(argv, callTotal/64, func(w *bufio.Writer, wave int) int {
+			cpu, waves, err := stdioWaves(argv, false, callTotal/64, func(w *bufio.Writer, wave int) int {
 				for i := range 64 {
 					writeEcho(w, wave*64+i+1, (wave*64+i)*7919%k)
 					w.WriteByte('\n')
@@ -300,8 +318,8 @@ func writeEcho(w *bufio.Writer, id, text int) {
 // version), warms it up with one wave, then sends waves waves, each written
 // by wave (which returns how many answer lines it expects) and waits for
 // its answers before the next. It returns the process's CPU time over the
-// waves.
-func stdioWaves(argv []string, waves int, wave func(w *bufio.Writer, n int) int) (time.Duration, int, error) {
+// waves; toExit, until it has exited after the end of its stdin.
+func stdioWaves(argv []string, toExit bool, waves int, wave func(w *bufio.Writer, n int) int) (time.Duration, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -319,13 +337,44 @@ func stdioWaves(argv []string, waves int, wave func(w *bufio.Writer, n int) int)
 		return 0, 0, err
 	}
 	defer func() { in.Close(); cmd.Wait() }()
-	cpu, waves, err := sendWaves(cmd, in, out, waves, wave)
+	pid := cmd.Process.Pid
+	cpuNow := func() (time.Duration, error) { return procCPU(pid) }
+	if toExit {
+		// A thread's time outlives it only in /proc/PID/stat.
+		cpuNow = func() (time.Duration, error) { return statCPU(pid) }
+	}
+	before, waves, err := sendWaves(in, out, waves, wave, cpuNow)
+	if err == nil && toExit {
+		in.Close()
+		err = waitExited(pid)
+	}
+	var after time.Duration
+	if err == nil {
+		after, err = cpuNow()
+	}
 	if err != nil {
 		in.Close()
 		cmd.Wait()
 		return 0, 0, fmt.Errorf("%w; its stderr ends: %s", err, stderr.String())
 	}
-	return cpu, waves, nil
+	return after - before, waves, nil
+}
+
+// waitExited waits until process pid, a child, has exited, and leaves it
+// unreaped: its /proc/PID/stat then holds the CPU time of all its threads
+// to the end (waitid with WNOWAIT; exec.Cmd's Wait reaps it after).
+func waitExited(pid int) error {
+	var info [128]byte // a siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, 1 /* P_PID */, uintptr(pid), uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		}
+		return fmt.Errorf("wait for process %d: %w", pid, errno)
+	}
 }
 
 // tail keeps the last 2 KiB written to it.
@@ -350,7 +399,9 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-func sendWaves(cmd *exec.Cmd, in io.Writer, out io.Reader, waves int, wave func(w *bufio.Writer, n int) int) (time.Duration, int, error) {
+// sendWaves warms the process up with one wave, reads its CPU time
+// (cpuNow) and returns it once the waves are answered.
+func sendWaves(in io.Writer, out io.Reader, waves int, wave func(w *bufio.Writer, n int) int, cpuNow func() (time.Duration, error)) (time.Duration, int, error) {
 	w := bufio.NewWriterSize(in, 1<<20)
 	r := bufio.NewReaderSize(out, 1<<20)
 	answers := func(n int) error {
@@ -383,7 +434,7 @@ func sendWaves(cmd *exec.Cmd, in io.Writer, out io.Reader, waves int, wave func(
 	if err := send(0); err != nil {
 		return 0, 0, fmt.Errorf("warm-up: %w", err)
 	}
-	before, err := procCPU(cmd.Process.Pid)
+	before, err := cpuNow()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -392,11 +443,7 @@ func sendWaves(cmd *exec.Cmd, in io.Writer, out io.Reader, waves int, wave func(
 			return 0, 0, err
 		}
 	}
-	after, err := procCPU(cmd.Process.Pid)
-	if err != nil {
-		return 0, 0, err
-	}
-	return after - before, waves, nil
+	return before, waves, nil
 }
 
 // procCPU is the CPU time (user and system, every thread) that process
@@ -410,6 +457,12 @@ func procCPU(pid int) (time.Duration, error) {
 	if d, ok := schedCPU(pid); ok {
 		return d, nil
 	}
+	return statCPU(pid)
+}
+
+// statCPU is procCPU from /proc/PID/stat: the time of the threads that
+// ended too, in clock ticks.
+func statCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("the CPU time of process %d: %w (the growth group needs Linux)", pid, err)
