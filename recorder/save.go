@@ -280,11 +280,8 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 			}
 		}
 	}
-	for i := range r.parts {
-		if i < base {
-			delete(r.parts, i)
-		}
-	}
+	// (The parts of the interactions spilled, below base, were deleted
+	// above: r.parts holds none below goneAt.)
 	info, infoAt := r.info, r.infoAt
 	parts := make([][]byte, 0, len(r.unspilled)+len(live))
 	parts = append(parts, r.unspilled...)
@@ -293,7 +290,9 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 			encodeErr = cmp.Or(encodeErr, e.err)
 			continue
 		}
-		r.parts[base+k] = e.part
+		if !e.kept {
+			r.parts[base+k] = e.part
+		}
 		parts = append(parts, e.data)
 		if e.info != nil && (infoAt < 0 || base+k < infoAt) {
 			info, infoAt = e.info, base+k
@@ -329,6 +328,8 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 type encoding struct {
 	part
 	err error
+	// kept says the part is the last save's (r.parts), as it was.
+	kept bool
 }
 
 // encodeMany gives the encodings of ins (interaction at+k is ins[k]) for a
@@ -385,7 +386,11 @@ func (r *Recorder) encodeSpan(fin *cassettes.Finisher, chunk []byte, chunked boo
 	for k := range ins {
 		i, in := at+k, &ins[k]
 		fp := fingerprint(r.seed, in)
-		if p, ok := r.encoded(i, fp, early); ok {
+		if p, ok := r.parts[i]; ok && p.print == fp {
+			out[k].part, out[k].kept = p, true
+			continue
+		}
+		if p, ok := early[i]; ok && p.print == fp {
 			out[k].part = p
 			continue
 		}
@@ -446,17 +451,6 @@ func (r *Recorder) encoders(n int) []*cassettes.Finisher {
 // encodeShare is the fewest interactions worth a processor of their own.
 const encodeShare = 2048
 
-// encoded returns an encoding of interaction i made from the interaction
-// as it is now (fingerprint fp): the last save's or the builder's.
-func (r *Recorder) encoded(i int, fp uint64, early map[int]part) (part, bool) {
-	if p, ok := r.parts[i]; ok && p.print == fp {
-		return p, true
-	}
-	if p, ok := early[i]; ok && p.print == fp {
-		return p, true
-	}
-	return part{}, false
-}
 
 // maxArena is the most memory the arena keeps between saves.
 const maxArena = 4 << 20
