@@ -594,3 +594,58 @@ func TestHTTPTapUpstreamBreaksOff(t *testing.T) {
 		t.Errorf("%d interactions, want the three calls", len(c.Interactions))
 	}
 }
+
+// TestHTTPTapSavesBigBatchFirst: over HTTP as on stdio, the answers to a
+// large batch reach the client once a save holds them (saveFirst): when
+// the client has read them, the file does, though the recorder saves
+// only every hour otherwise.
+func TestHTTPTapSavesBigBatchFirst(t *testing.T) {
+	const n = 20_000
+	req, resp := pingBatch(n)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(resp)
+	}))
+	t.Cleanup(up.Close)
+	path := filepath.Join(t.TempDir(), "c.json")
+	rec, err := New(path, &Options{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap, err := NewHTTP(up.URL+"/mcp", rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(tap)
+	t.Cleanup(func() {
+		s.CloseClientConnections()
+		s.Close()
+		rec.Close()
+	})
+	post, _ := http.NewRequest("POST", s.URL+"/mcp", bytes.NewReader(req))
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("Accept", "application/json, text/event-stream")
+	got, err := http.DefaultClient.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(got.Body)
+	got.Body.Close()
+	if err != nil || !bytes.Equal(body, resp) {
+		t.Fatalf("the client got %d bytes (%v), want the %d of the answers", len(body), err, len(resp))
+	}
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatalf("the file once the client had the answers: %v", err)
+	}
+	answered := 0
+	for _, in := range c.Interactions {
+		if in.Response != nil {
+			answered++
+		}
+	}
+	if answered != n {
+		t.Fatalf("once the client had the answers, the file held %d answered calls, want %d", answered, n)
+	}
+}
