@@ -451,6 +451,5 @@ func (r *Recorder) encoders(n int) []*cassettes.Finisher {
 // encodeShare is the fewest interactions worth a processor of their own.
 const encodeShare = 2048
 
-
 // maxArena is the most memory the arena keeps between saves.
 const maxArena = 4 << 20
