@@ -54,7 +54,13 @@ func startTap(t *testing.T, upstream string) (string, *Recorder) {
 // startTapWith is startTap with options.
 func startTapWith(t *testing.T, upstream string, opts *HTTPOptions) (string, *Recorder) {
 	t.Helper()
-	rec, err := New(filepath.Join(t.TempDir(), "c.json"), nil)
+	return startTapRecording(t, upstream, opts, nil)
+}
+
+// startTapRecording is startTapWith with the recorder's options.
+func startTapRecording(t *testing.T, upstream string, opts *HTTPOptions, recOpts *Options) (string, *Recorder) {
+	t.Helper()
+	rec, err := New(filepath.Join(t.TempDir(), "c.json"), recOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,22 +614,8 @@ func TestHTTPTapSavesBigBatchFirst(t *testing.T) {
 		w.Write(resp)
 	}))
 	t.Cleanup(up.Close)
-	path := filepath.Join(t.TempDir(), "c.json")
-	rec, err := New(path, &Options{FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tap, err := NewHTTP(up.URL+"/mcp", rec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := httptest.NewServer(tap)
-	t.Cleanup(func() {
-		s.CloseClientConnections()
-		s.Close()
-		rec.Close()
-	})
-	post, _ := http.NewRequest("POST", s.URL+"/mcp", bytes.NewReader(req))
+	tapURL, rec := startTapRecording(t, up.URL+"/mcp", nil, &Options{FlushInterval: time.Hour})
+	post, _ := http.NewRequest("POST", tapURL+"/mcp", bytes.NewReader(req))
 	post.Header.Set("Content-Type", "application/json")
 	post.Header.Set("Accept", "application/json, text/event-stream")
 	got, err := http.DefaultClient.Do(post)
@@ -635,17 +627,7 @@ func TestHTTPTapSavesBigBatchFirst(t *testing.T) {
 	if err != nil || !bytes.Equal(body, resp) {
 		t.Fatalf("the client got %d bytes (%v), want the %d of the answers", len(body), err, len(resp))
 	}
-	c, err := cassettes.Load(path)
-	if err != nil {
-		t.Fatalf("the file once the client had the answers: %v", err)
-	}
-	answered := 0
-	for _, in := range c.Interactions {
-		if in.Response != nil {
-			answered++
-		}
-	}
-	if answered != n {
+	if answered := answeredInFile(t, rec.path); answered != n {
 		t.Fatalf("once the client had the answers, the file held %d answered calls, want %d", answered, n)
 	}
 }

@@ -158,17 +158,7 @@ func TestBigBatchIsSavedBeforeObserveReturns(t *testing.T) {
 	now := time.Now()
 	rec.Observe(cassettes.FromClient, req, now)
 	rec.Observe(cassettes.FromServer, resp, now)
-	c, err := cassettes.Load(path)
-	if err != nil {
-		t.Fatalf("the file after Observe returned: %v", err)
-	}
-	answered := 0
-	for _, in := range c.Interactions {
-		if in.Response != nil {
-			answered++
-		}
-	}
-	if answered != n {
+	if answered := answeredInFile(t, path); answered != n {
 		t.Fatalf("when Observe of the answers returned, the file held %d answered calls, want %d", answered, n)
 	}
 	if _, small := pingBatch(1_000); rec.saveFirst(&observed{from: cassettes.FromServer, data: small}) {
@@ -177,6 +167,23 @@ func TestBigBatchIsSavedBeforeObserveReturns(t *testing.T) {
 	if rec.saveFirst(&observed{from: cassettes.FromClient, data: req}) {
 		t.Error("the client's batch waits for a save")
 	}
+}
+
+// answeredInFile is the number of answered calls in the cassette file at
+// path, which must load.
+func answeredInFile(t *testing.T, path string) int {
+	t.Helper()
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatalf("the cassette file: %v", err)
+	}
+	answered := 0
+	for _, in := range c.Interactions {
+		if in.Response != nil {
+			answered++
+		}
+	}
+	return answered
 }
 
 // TestSpilledSavesAreTheSameFile records a session with a recorder that

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -60,19 +61,14 @@ func (r *Recorder) saveFirst(o *observed) bool {
 	if r.path == "" || r.opts.noSaveFirst || o.from != cassettes.FromServer || len(o.data) < saveFirstSize {
 		return false
 	}
-	for _, c := range o.data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c == '['
-	}
-	return false
+	data := bytes.TrimLeft(o.data, " \t\r\n")
+	return len(data) > 0 && data[0] == '['
 }
 
 // saveFirstSize is the size from which a batch of the server's is saved
 // before it is passed on (saveFirst): 512 KiB, about 14,000 answered pings,
-// which the recording takes some 50 ms to save on an idle machine.
+// which the recording takes some 80 ms to save on an idle machine
+// (BenchmarkBatchAnswered: 5.5 µs a request at 10,000).
 const saveFirstSize = 512 << 10
 
 // release closes the channels of messages waiting for a save (saveFirst).
