@@ -105,11 +105,8 @@ func growth(w io.Writer, e *env, dir string) (failed bool, err error) {
 		for i, d := range r.perItem {
 			cells[i] = fmt.Sprintf("%s: %s", r.c.label(r.c.sizes[i]), micros(d))
 		}
-		verdict := "met"
-		if r.ratio > growthBar {
-			verdict, failed = "NOT met", true
-		}
-		bar := fmt.Sprintf("≤ %.1f %s", growthBar, verdict)
+		failed = failed || r.ratio > growthBar
+		bar := fmt.Sprintf("≤ %.1f %s", growthBar, metText(r.ratio <= growthBar))
 		if r.c.extra != nil {
 			text, ok := r.c.extra(r.perItem[len(r.perItem)-1])
 			failed = failed || !ok

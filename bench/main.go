@@ -472,11 +472,7 @@ func printRows(w io.Writer, rows []row) {
 	for _, r := range rows {
 		bar := "—"
 		if r.bar > 0 {
-			verdict := "met"
-			if r.ratio < r.bar {
-				verdict = "NOT met"
-			}
-			bar = fmt.Sprintf("≥ %.2f %s", r.bar, verdict)
+			bar = fmt.Sprintf("≥ %.2f %s", r.bar, metText(r.ratio >= r.bar))
 		}
 		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.3f | %s | %s / %s | %s / %s |\n", r.name,
 			median(r.a.rate), median(r.b.rate), r.ratio, bar,
