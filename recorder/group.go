@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/grow"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/internal/mcp"
@@ -208,7 +209,7 @@ func (b *builder) add(from cassettes.Direction, data []byte, at cassettes.Millis
 			// grown message by message, a slice of 100,000 is copied
 			// whole a few dozen times, and the collector waits for each
 			// copy to end.
-			b.c.Interactions = slices.Grow(b.c.Interactions, len(elems))
+			b.c.Interactions = grow.Slice(b.c.Interactions, len(elems))
 		}
 	}
 	completed := false
@@ -245,7 +246,7 @@ func (b *builder) ownMessage(in cassettes.Interaction) int {
 	if in.From == cassettes.FromServer && b.asked >= b.base && b.at(b.asked).Response == nil {
 		in.BeforeResponse, in.AfterExchange = true, len(b.at(b.asked).Exchange)
 	}
-	b.c.Interactions = append(b.c.Interactions, in)
+	b.c.Interactions = append(grow.Slice(b.c.Interactions, 1), in)
 	b.landed = b.base + len(b.c.Interactions) - 1
 	if complete(&in) {
 		b.done = append(b.done, b.landed)
@@ -288,7 +289,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 		b.requests++
 		// (A reused id in flight is the contract's duplicateId.)
 		idx := b.base + len(b.c.Interactions)
-		b.c.Interactions = append(b.c.Interactions, cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
+		b.c.Interactions = append(grow.Slice(b.c.Interactions, 1), cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)
 		b.landed, b.asked = idx, idx
 		if tok := string(mcp.ProgressToken(msg.Params)); tok != "" {

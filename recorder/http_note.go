@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/grow"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -75,7 +76,7 @@ func (r *Recorder) enqueue(o observed) {
 		return
 	}
 	first := len(r.queue) == 0
-	r.queue = append(r.queue, o)
+	r.queue = append(grow.Slice(r.queue, 1), o)
 	r.qmu.Unlock()
 	if first {
 		select {

@@ -1,8 +1,9 @@
 package recorder
 
 import (
-	"slices"
 	"sync"
+
+	"github.com/mcpmock/mcpmock/internal/grow"
 )
 
 // worker does the work the builder hands it, in the order it came, on a
@@ -55,7 +56,7 @@ func (w *worker[T]) submitEach(n int, job func(k int) T) {
 		return
 	}
 	w.mu.Lock()
-	w.jobs = slices.Grow(w.jobs, n)
+	w.jobs = grow.Slice(w.jobs, n)
 	for k := range n {
 		w.jobs = append(w.jobs, job(k))
 	}

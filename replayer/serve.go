@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/mcpmock/mcpmock/internal/grow"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/internal/stdio"
@@ -423,7 +423,7 @@ func (b *batchAnswer) add(msg []byte) {
 	// by doubling, so that memory written in all is about twice the
 	// line's.
 	if need := len(msg) + 3; cap(b.buf)-len(b.buf) < need {
-		b.buf = slices.Grow(b.buf, max(need, cap(b.buf), b.hint+2))
+		b.buf = grow.Slice(b.buf, max(need, b.hint+2))
 	}
 	if len(b.buf) == 0 {
 		b.buf = append(b.buf, '[')

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"time"
+
+	"github.com/mcpmock/mcpmock/internal/grow"
 )
 
 // PumpOptions configure PumpLines. The zero value (or nil) is the default.
@@ -182,13 +184,10 @@ func (s *lineScanner) step() (piece, line []byte, n int, err error) {
 	s.total += len(piece)
 	if full || s.inner {
 		if s.total <= s.max {
-			if need := len(s.long) + len(piece); need > cap(s.long) {
-				// Doubling: a line of n bytes is copied into at most 2n
-				// bytes of new memory, where append's growth by a quarter
-				// takes about 5n (50 MB for a batch of 10 MB).
-				s.long = append(make([]byte, 0, max(need, 2*cap(s.long))), s.long...)
-			}
-			s.long = append(s.long, piece...)
+			// Doubling (grow.Slice): a line of n bytes is copied into at most
+			// 2n bytes of new memory, where append's growth by a quarter
+			// takes about 5n (50 MB for a batch of 10 MB).
+			s.long = append(grow.Slice(s.long, len(piece)), piece...)
 		}
 		if full {
 			s.inner = true
