@@ -13,7 +13,9 @@
 //
 // Slice doubles instead (n bytes copied, into 2n of new memory), lets make
 // give the new memory (not cleared when it is fresh from the system,
-// cleared in pieces otherwise) and copies in pieces.
+// cleared in pieces otherwise) and copies in pieces. On Linux it first asks
+// the kernel for the pages the copy will write, all in one call
+// (populate), rather than a fault a page.
 package grow
 
 import "unsafe"
@@ -26,6 +28,9 @@ func Slice[S ~[]E, E any](s S, n int) S {
 		return s
 	}
 	grown := make(S, len(s), max(len(s)+n, 2*cap(s)))
+	if size := uintptr(len(s)) * unsafe.Sizeof(*new(E)); size >= populateAtLeast {
+		populate(unsafe.Pointer(unsafe.SliceData(grown)), size)
+	}
 	step := max(1, piece/max(1, int(unsafe.Sizeof(*new(E)))))
 	for at := 0; at < len(s); at += step {
 		copy(grown[at:], s[at:min(at+step, len(s))])
@@ -35,3 +40,6 @@ func Slice[S ~[]E, E any](s S, n int) S {
 
 // piece is the bytes Slice copies in one call: 64 pages.
 const piece = 256 << 10
+
+// populateAtLeast is the least copy for which Slice populates the pages.
+const populateAtLeast = 1 << 20

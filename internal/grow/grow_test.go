@@ -41,7 +41,7 @@ func TestSliceHasRoomForN(t *testing.T) {
 	if again := Slice(got, 1000); &again[:1][0] != &got[:1][0] {
 		t.Error("Slice grew a slice that had the room")
 	}
-	big := make([]byte, 3*piece+5)
+	big := make([]byte, populateAtLeast+piece+5) // populated, in pieces, one short
 	for i := range big {
 		big[i] = byte(i * 7)
 	}
