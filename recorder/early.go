@@ -64,13 +64,16 @@ func (e *earlyEncoder) take(from, end, floor int) map[int]part {
 	if len(e.parts) == 0 {
 		return nil
 	}
+	// (The encodings held are of completed interactions: while many
+	// requests are pending, far fewer than from end to from.)
 	taken := make(map[int]part, min(len(e.parts), end-from))
-	for i := from; i < end; i++ {
-		if p, ok := e.parts[i]; ok {
-			taken[i] = p
-			if i < floor {
-				delete(e.parts, i)
-			}
+	for i, p := range e.parts {
+		if i < from || i >= end {
+			continue
+		}
+		taken[i] = p
+		if i < floor {
+			delete(e.parts, i)
 		}
 	}
 	return taken

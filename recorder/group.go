@@ -75,6 +75,12 @@ type builder struct {
 	// done are the interactions completed since the recorder last looked
 	// (encodeEarly).
 	done []int
+	// touched are the interactions added or handed out by at (to be
+	// changed) since the saver last took them (takeChanged), with repeats;
+	// allTouched says that more came than are worth listing (no save
+	// takes them while recording to no file): take them all.
+	touched    []int
+	allTouched bool
 }
 
 // tokenAt is a progress token and the interaction it was given for.
@@ -106,8 +112,36 @@ func newBuilder(c *cassettes.Cassette, log *slog.Logger) *builder {
 }
 
 // at returns interaction i (counted from the start of the cassette), which
-// must be in memory.
-func (b *builder) at(i int) *cassettes.Interaction { return &b.c.Interactions[i-b.base] }
+// must be in memory, for the builder to read or change: it is noted as
+// touched, and the next save finishes and encodes it again (takeChanged).
+func (b *builder) at(i int) *cassettes.Interaction {
+	b.touch(i)
+	return &b.c.Interactions[i-b.base]
+}
+
+// push adds interaction in after the last and returns its index.
+func (b *builder) push(in cassettes.Interaction) int {
+	i := b.base + len(b.c.Interactions)
+	b.c.Interactions = append(grow.Slice(b.c.Interactions, 1), in)
+	b.touch(i)
+	return i
+}
+
+// touch notes that interaction i changed (at, push).
+func (b *builder) touch(i int) {
+	if b.allTouched {
+		return
+	}
+	if len(b.touched) >= maxTouched+4*len(b.c.Interactions) {
+		b.touched, b.allTouched = nil, true
+		return
+	}
+	b.touched = append(b.touched, i)
+}
+
+// maxTouched (beyond 4 a recorded interaction in memory) is the most
+// touches the builder lists before it takes all as touched.
+const maxTouched = 1 << 16
 
 // evict takes the interactions that can no longer change out of memory,
 // from the first on, and returns them: all but the latest keep, up to the
@@ -170,26 +204,60 @@ func (b *builder) anyCompleted() bool {
 	return false
 }
 
-// snapshot copies the cassette: interactions are values, and the messages
-// in them are never changed after they are set, so a shallow copy of each
-// interaction with its exchange is enough.
+// snapshot copies the cassette (copyOf each interaction).
 func (b *builder) snapshot() *cassettes.Cassette {
 	c := *b.c
 	c.Interactions = make([]cassettes.Interaction, len(b.c.Interactions))
-	for i, in := range b.c.Interactions {
-		in.Exchange = slices.Clone(in.Exchange)
-		if in.Response != nil {
-			resp := *in.Response
-			in.Response = &resp
-		}
-		if in.HTTP != nil {
-			h := *in.HTTP
-			h.EventIDs = slices.Clone(h.EventIDs)
-			in.HTTP = &h
-		}
-		c.Interactions[i] = in
+	for i := range b.c.Interactions {
+		c.Interactions[i] = copyOf(&b.c.Interactions[i])
 	}
 	return &c
+}
+
+// copyOf copies an interaction for a save or a snapshot: interactions are
+// values, and the messages in them are never changed after they are set,
+// so a shallow copy with its exchange is enough.
+func copyOf(in *cassettes.Interaction) cassettes.Interaction {
+	c := *in
+	c.Exchange = slices.Clone(in.Exchange)
+	if in.Response != nil {
+		resp := *in.Response
+		c.Response = &resp
+	}
+	if in.HTTP != nil {
+		h := *in.HTTP
+		h.EventIDs = slices.Clone(h.EventIDs)
+		c.HTTP = &h
+	}
+	return c
+}
+
+// takeChanged returns a copy (copyOf) of each interaction in memory that
+// was touched since the saver last took them, or that encoded does not
+// hold, with its index, in increasing order; the others are as the saver
+// last took them. A save so costs a copy and an encoding of what changed
+// only, not of every request still waiting for its answer (100,000
+// pending: each save copied them all, 20 MB).
+func (b *builder) takeChanged(encoded func(i int) bool) ([]int, []cassettes.Interaction) {
+	touched := make([]bool, len(b.c.Interactions))
+	for _, i := range b.touched {
+		if i >= b.base {
+			touched[i-b.base] = true
+		}
+	}
+	all := b.allTouched
+	b.touched, b.allTouched = b.touched[:0], false
+	var idx []int
+	for k := range b.c.Interactions {
+		if i := b.base + k; all || touched[k] || !encoded(i) {
+			idx = append(idx, i)
+		}
+	}
+	ins := make([]cassettes.Interaction, len(idx))
+	for k, i := range idx {
+		ins[k] = copyOf(&b.c.Interactions[i-b.base])
+	}
+	return idx, ins
 }
 
 // add records one observed unit and reports whether it completed an
@@ -246,8 +314,7 @@ func (b *builder) ownMessage(in cassettes.Interaction) int {
 	if in.From == cassettes.FromServer && b.asked >= b.base && b.at(b.asked).Response == nil {
 		in.BeforeResponse, in.AfterExchange = true, len(b.at(b.asked).Exchange)
 	}
-	b.c.Interactions = append(grow.Slice(b.c.Interactions, 1), in)
-	b.landed = b.base + len(b.c.Interactions) - 1
+	b.landed = b.push(in)
 	if complete(&in) {
 		b.done = append(b.done, b.landed)
 	}
@@ -288,8 +355,7 @@ func (b *builder) request(from cassettes.Direction, msg *jsonrpc.Message, raw js
 	if from == cassettes.FromClient {
 		b.requests++
 		// (A reused id in flight is the contract's duplicateId.)
-		idx := b.base + len(b.c.Interactions)
-		b.c.Interactions = append(grow.Slice(b.c.Interactions, 1), cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
+		idx := b.push(cassettes.Interaction{From: from, AtMs: at, Request: raw, Batch: batch})
 		b.pending.add(msg.ID, idx)
 		b.landed, b.asked = idx, idx
 		if tok := string(mcp.ProgressToken(msg.Params)); tok != "" {

@@ -106,7 +106,7 @@ type Recorder struct {
 	// parts are the encodings of the interactions still in memory, by
 	// index, with the fingerprint each was made from: an interaction is
 	// finished and encoded again only when it changed.
-	parts map[int]part
+	parts parts
 	// spill holds the interactions that can no longer change, encoded,
 	// out of memory (spill.go); nil while recording to no file.
 	spill *spill
@@ -163,7 +163,6 @@ func newRecorder(path string, opts *Options, keep int) (*Recorder, error) {
 		path:     path,
 		keep:     keep,
 		seed:     maphash.MakeSeed(),
-		parts:    map[int]part{},
 		infoAt:   -1,
 		wake:     make(chan struct{}, 1),
 		saveNow:  make(chan struct{}, 1),

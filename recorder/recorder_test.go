@@ -318,9 +318,9 @@ func TestUnencodableInteractionLosesNoOther(t *testing.T) {
 		ping(2, `{"jsonrpc":"2.0","id":2,"method":"ping"`), // cut short
 		ping(3, `{"jsonrpc":"2.0","id":3,"method":"ping"}`),
 	}
-	live := []cassettes.Interaction{ping(4, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)}
+	live := liveSet{base: 3, n: 1, idx: []int{3}, ins: []cassettes.Interaction{ping(4, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)}}
 	rec.saveMu.Lock()
-	err = rec.write(false, cassettes.New(), 0, gone, 3, live, nil)
+	err = rec.write(false, cassettes.New(), 0, gone, live, nil)
 	rec.saveMu.Unlock()
 	if err == nil || !strings.Contains(err.Error(), "interaction 2") {
 		t.Fatalf("the save reported %v, want the error of interaction 2", err)
@@ -337,6 +337,82 @@ func TestUnencodableInteractionLosesNoOther(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"1", "3", "4"}, ids); diff != "" {
 		t.Errorf("request ids in the file (-want +got):\n%s", diff)
+	}
+}
+
+// TestSavesFollowChanges: an interaction still in memory that a save
+// wrote and that changes after (a request in flight gets its progress, a
+// request of the server's and the reply, a line that is no message, then
+// its response) is written as it is now by the next save: the file after
+// every message is the cassette held in memory, encoded whole.
+func TestSavesFollowChanges(t *testing.T) {
+	for _, keep := range []int{2, 1000} {
+		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.json")
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			opts := &Options{Now: func() time.Time { return clock }, FlushInterval: time.Hour}
+			rec, err := newRecorder(path, opts, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rec.Close()
+			whole, err := New("", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer whole.Close()
+			fin, err := cassettes.NewFinisher(&opts.Save)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, s := cassettes.FromClient, cassettes.FromServer
+			steps := []struct {
+				from cassettes.Direction
+				msg  string
+			}{
+				{c, `{"jsonrpc":"2.0","id":0,"method":"ping"}`},
+				{s, `{"jsonrpc":"2.0","id":0,"result":{}}`},
+				{c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"t"}}}`},
+				{c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slower"}}`},
+				{s, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`},
+				{s, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
+				{c, `{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}`},
+				{s, `not json`},
+				{s, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+				{s, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`},
+				{s, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`},
+				{c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`},
+				{s, `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`},
+				{c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+				{s, `{"jsonrpc":"2.0","id":3,"result":{}}`},
+			}
+			for k, st := range steps {
+				at := clock.Add(time.Duration(k) * time.Millisecond)
+				rec.Observe(st.from, []byte(st.msg), at)
+				whole.Observe(st.from, []byte(st.msg), at)
+				rec.Sync()
+				whole.Sync()
+				if err := rec.save(false); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if errors.Is(err, fs.ErrNotExist) && k == 0 {
+					continue // nothing completed yet
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := whole.Cassette()
+				fin.Finish(want)
+				wantFile, err := cassettes.Encode(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(wantFile), string(got)); diff != "" {
+					t.Fatalf("after %s: the file differs from the cassette encoded whole (-want +got):\n%s", st.msg, diff)
+				}
+			}
+		})
 	}
 }
 

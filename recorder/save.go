@@ -22,6 +22,46 @@ type part struct {
 	info  *cassettes.ServerInfo
 }
 
+// parts are the encodings of the interactions in memory by index, as the
+// saves keep them: those from base on, in order, a nil data for none. A
+// save looks up every interaction in memory; with 100,000 requests
+// pending, a map's lookups were a fifth of a save.
+type parts struct {
+	base int
+	p    []part
+}
+
+func (ps *parts) get(i int) (part, bool) {
+	if k := i - ps.base; k >= 0 && k < len(ps.p) && ps.p[k].data != nil {
+		return ps.p[k], true
+	}
+	return part{}, false
+}
+
+func (ps *parts) set(i int, p part) {
+	k := i - ps.base
+	if k >= len(ps.p) {
+		ps.p = append(ps.p, make([]part, k+1-len(ps.p))...)
+	}
+	ps.p[k] = p
+}
+
+func (ps *parts) forget(i int) {
+	if k := i - ps.base; k >= 0 && k < len(ps.p) {
+		ps.p[k] = part{}
+	}
+}
+
+// drop forgets the encodings below index n, which left memory.
+func (ps *parts) drop(n int) {
+	k := min(max(n-ps.base, 0), len(ps.p))
+	clear(ps.p[:k])
+	ps.p, ps.base = ps.p[k:], ps.base+k
+	if len(ps.p) == 0 {
+		ps.p, ps.base = nil, n
+	}
+}
+
 // handOff hands what the builder did since it last did so to the
 // workers: the interactions completed since to the early encoder, the
 // messages to the contract checks. Called by the builder with r.mu held.
@@ -207,32 +247,35 @@ func (r *Recorder) save(durable bool) error {
 	head.Interactions = nil
 	head.Meta.Server = slices.Clone(head.Meta.Server)
 	base := r.state.base
-	var live []cassettes.Interaction
 	var gone []cassettes.Interaction
 	goneAt := base
 	if r.spill != nil {
 		gone = r.state.evict(r.keep)
 		base = r.state.base
 	}
-	live = r.state.snapshot().Interactions
+	live := liveSet{base: base, n: len(r.state.c.Interactions)}
+	live.idx, live.ins = r.state.takeChanged(func(i int) bool {
+		_, ok := r.parts.get(i)
+		return ok
+	})
 	// The early encodings of these interactions: those that leave memory
 	// are taken, the others copied.
 	var early map[int]part
 	if r.early != nil {
-		early = r.early.take(goneAt, base+len(live), base)
+		early = r.early.take(goneAt, live.end(), base)
 	}
 	r.dirty = false
 	r.mu.Unlock()
 	if r.path == "" {
 		return nil
 	}
-	err := r.write(durable, &head, goneAt, gone, base, live, early)
+	err := r.write(durable, &head, goneAt, gone, live, early)
 	r.mu.Lock()
 	r.saveErr = err
 	logIt := err != nil && err.Error() != r.logged
 	switch {
 	case err == nil:
-		r.written, r.logged = base+len(live), ""
+		r.written, r.logged = live.end(), ""
 	case logIt:
 		r.logged = err.Error()
 	}
@@ -243,9 +286,21 @@ func (r *Recorder) save(durable bool) error {
 	return err
 }
 
+// liveSet is what a save takes of the interactions in memory, from index
+// base to base+n: a copy of those that changed since the last save took
+// them (ins, at indices idx, in increasing order); the others are
+// encoded as that save left them (Recorder.parts).
+type liveSet struct {
+	base, n int
+	idx     []int
+	ins     []cassettes.Interaction
+}
+
+func (l *liveSet) end() int { return l.base + l.n }
+
 // write spills the interactions gone from memory (from index goneAt on),
-// encodes the live ones (from index base on) and writes the file.
-func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, base int, live []cassettes.Interaction, early map[int]part) error {
+// encodes those of live that changed and writes the file.
+func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, live liveSet, early map[int]part) error {
 	// The interactions that leave memory are encoded one after another
 	// into the arena's chunks (encodeChunk), the last reused from save to
 	// save once they are spilled, unless an encoding of them is at hand (encoded). An interaction that
@@ -255,9 +310,8 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 		r.arena = r.arena[:0]
 	}
 	var encodeErr error
-	for k, e := range r.encodeMany(goneAt, gone, early, &r.arena) {
+	for k, e := range r.encodeMany(goneAt, nil, gone, early, &r.arena) {
 		i := goneAt + k
-		delete(r.parts, i)
 		if e.err != nil {
 			encodeErr = cmp.Or(encodeErr, e.err)
 			continue
@@ -276,22 +330,33 @@ func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gon
 			}
 		}
 	}
-	// (The parts of the interactions spilled, below base, were deleted
-	// above: r.parts holds none below goneAt.)
+	r.parts.drop(live.base)
 	info, infoAt := r.info, r.infoAt
-	parts := make([][]byte, 0, len(r.unspilled)+len(live))
+	parts := make([][]byte, 0, len(r.unspilled)+live.n)
 	parts = append(parts, r.unspilled...)
-	for k, e := range r.encodeMany(base, live, early, nil) {
-		if e.err != nil {
-			encodeErr = cmp.Or(encodeErr, e.err)
-			continue
+	changed := r.encodeMany(0, live.idx, live.ins, early, nil)
+	for i := live.base; i < live.end(); i++ {
+		p, ok := r.parts.get(i)
+		if len(live.idx) > 0 && live.idx[0] == i {
+			e := changed[0]
+			live.idx, changed = live.idx[1:], changed[1:]
+			if e.err != nil {
+				// (Encoded again at the next save: its last encoding
+				// is not what it holds now.)
+				r.parts.forget(i)
+				encodeErr = cmp.Or(encodeErr, e.err)
+				continue
+			}
+			if p, ok = e.part, true; !e.kept {
+				r.parts.set(i, p)
+			}
 		}
-		if !e.kept {
-			r.parts[base+k] = e.part
+		if !ok {
+			continue // (cannot be: takeChanged copied it)
 		}
-		parts = append(parts, e.data)
-		if e.info != nil && (infoAt < 0 || base+k < infoAt) {
-			info, infoAt = e.info, base+k
+		parts = append(parts, p.data)
+		if p.info != nil && (infoAt < 0 || i < infoAt) {
+			info, infoAt = p.info, i
 		}
 	}
 	r.finish.FinishHead(head)
@@ -328,8 +393,8 @@ type encoding struct {
 	kept bool
 }
 
-// encodeMany gives the encodings of ins (interaction at+k is ins[k]) for a
-// save: the last save's or the builder's when the interaction did not
+// encodeMany gives the encodings of ins (interaction idx[k], or at+k when
+// idx is nil, is ins[k]) for a save: the last save's or the builder's when the interaction did not
 // change since (encoded), else a new one, finished (redacted, normalised).
 // With an arena, new encodings go one after another into chunks of
 // encodeChunk, the first into *arena; without, each is allocated on its
@@ -342,7 +407,7 @@ type encoding struct {
 // on a loaded machine a process gets a share of the processors by its
 // threads. A save of a batch of 100,000 answered pings, under the load of
 // a go test ./... beside it, once took 0.8 s of the second.
-func (r *Recorder) encodeMany(at int, ins []cassettes.Interaction, early map[int]part, arena *[]byte) []encoding {
+func (r *Recorder) encodeMany(at int, idx []int, ins []cassettes.Interaction, early map[int]part, arena *[]byte) []encoding {
 	out := make([]encoding, len(ins))
 	// Only the first handshake's answer names the server (ServerInfoOf):
 	// once found, later interactions need not be looked at for it.
@@ -355,18 +420,28 @@ func (r *Recorder) encodeMany(at int, ins []cassettes.Interaction, early map[int
 		chunk = *arena
 	}
 	workers := r.encoders(len(ins))
+	// span is the indices of ins[lo:hi]: idx's, or from at+lo on.
+	span := func(lo, hi int) (int, []int) {
+		if idx == nil {
+			return at + lo, nil
+		}
+		return 0, idx[lo:hi]
+	}
 	if len(workers) == 1 {
-		chunk = r.encodeSpan(r.finish, chunk, arena != nil, infoBefore, at, ins, early, out)
+		from, idx := span(0, len(ins))
+		chunk = r.encodeSpan(r.finish, chunk, arena != nil, infoBefore, from, idx, ins, early, out)
 	} else {
 		var wg sync.WaitGroup
 		size := (len(ins) + len(workers) - 1) / len(workers)
 		for j, fin := range workers[1:] {
 			lo, hi := (j+1)*size, min((j+2)*size, len(ins))
+			from, idx := span(lo, hi)
 			wg.Go(func() {
-				r.encodeSpan(fin, nil, arena != nil, infoBefore, at+lo, ins[lo:hi], early, out[lo:hi])
+				r.encodeSpan(fin, nil, arena != nil, infoBefore, from, idx, ins[lo:hi], early, out[lo:hi])
 			})
 		}
-		chunk = r.encodeSpan(workers[0], chunk, arena != nil, infoBefore, at, ins[:size], early, out[:size])
+		from, idx := span(0, size)
+		chunk = r.encodeSpan(workers[0], chunk, arena != nil, infoBefore, from, idx, ins[:size], early, out[:size])
 		wg.Wait()
 	}
 	if arena != nil {
@@ -378,11 +453,14 @@ func (r *Recorder) encodeMany(at int, ins []cassettes.Interaction, early map[int
 // encodeSpan is encodeMany's work for one processor, with finisher fin,
 // into chunks from chunk on when chunked; it returns the last chunk.
 // Workers read r.parts and early, which nothing changes meanwhile.
-func (r *Recorder) encodeSpan(fin *cassettes.Finisher, chunk []byte, chunked bool, infoBefore, at int, ins []cassettes.Interaction, early map[int]part, out []encoding) []byte {
+func (r *Recorder) encodeSpan(fin *cassettes.Finisher, chunk []byte, chunked bool, infoBefore, at int, idx []int, ins []cassettes.Interaction, early map[int]part, out []encoding) []byte {
 	for k := range ins {
 		i, in := at+k, &ins[k]
+		if idx != nil {
+			i = idx[k]
+		}
 		fp := fingerprint(r.seed, in)
-		if p, ok := r.parts[i]; ok && p.print == fp {
+		if p, ok := r.parts.get(i); ok && p.print == fp {
 			out[k].part, out[k].kept = p, true
 			continue
 		}
