@@ -403,3 +403,41 @@ func TestAppendIndentedUnbalanced(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendFinishedOwnSize: an encoding made on its own (the live
+// interactions' a save keeps) holds about its own size, not the room its
+// encoder asked for (twice the message), and the scratch buffer it was
+// made in is handed back for the next; one made into a chunk follows the
+// one before it.
+func TestAppendFinishedOwnSize(t *testing.T) {
+	fin, err := cassettes.NewFinisher(&cassettes.SaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := cassettes.Interaction{From: cassettes.FromClient,
+		Request: json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 2000) + `"}}}`)}
+	scratch, data, _, err := appendFinished(fin, nil, false, &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"method": "tools/call"`) || data[0] != ',' {
+		t.Fatalf("encoding %.80q…", data)
+	}
+	if cap(data) > len(data)+len(data)/8 {
+		t.Errorf("the encoding holds %d bytes for its %d", cap(data), len(data))
+	}
+	if len(scratch) > 0 && &scratch[0] == &data[0] {
+		t.Errorf("the encoding is the scratch buffer")
+	}
+	chunk, first, _, err := appendFinished(fin, nil, true, &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk, second, _, err := appendFinished(fin, chunk, true, &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &chunk[0] != &first[0] || &chunk[len(first)] != &second[0] {
+		t.Errorf("the chunked encodings are not one after another in the chunk")
+	}
+}

@@ -303,9 +303,9 @@ func (l *liveSet) end() int { return l.base + l.n }
 func (r *Recorder) write(durable bool, head *cassettes.Cassette, goneAt int, gone []cassettes.Interaction, live liveSet, early map[int]part) error {
 	// The interactions that leave memory are encoded one after another
 	// into the arena's chunks (encodeChunk), the last reused from save to
-	// save once they are spilled, unless an encoding of them is at hand (encoded). An interaction that
-	// cannot be encoded is left out, and the save reports it; the others
-	// are not lost with it.
+	// save once they are spilled, unless an encoding of them is at hand
+	// (encodeMany). An interaction that cannot be encoded is left out, and
+	// the save reports it; the others are not lost with it.
 	if len(r.unspilled) == 0 {
 		r.arena = r.arena[:0]
 	}
@@ -394,12 +394,13 @@ type encoding struct {
 }
 
 // encodeMany gives the encodings of ins (interaction idx[k], or at+k when
-// idx is nil, is ins[k]) for a save: the last save's or the builder's when the interaction did not
-// change since (encoded), else a new one, finished (redacted, normalised).
-// With an arena, new encodings go one after another into chunks of
-// encodeChunk, the first into *arena; without, each is allocated on its
-// own (the live interactions', kept from save to save, must not share the
-// arena reused once it is spilled).
+// idx is nil, is ins[k]) for a save: the last save's or the builder's
+// when the interaction did not change since (encoded), else a new one,
+// finished (redacted, normalised). With an arena, new encodings go one
+// after another into chunks of encodeChunk, the first into *arena;
+// without, each is allocated on its own, at its size (the live
+// interactions', kept from save to save, must not share the arena reused
+// once it is spilled).
 //
 // Many interactions (the answers to a batch, all completed at once) are
 // shared out among the processors, each with a finisher of its own: the
@@ -484,25 +485,31 @@ func (r *Recorder) encodeSpan(fin *cassettes.Finisher, chunk []byte, chunked boo
 }
 
 // appendFinished finishes (redacts, normalises) a copy of in with fin and
-// appends its encoding, after a comma, to chunk: when chunked, one of a
-// chunk of encodeChunk, made when chunk has not the room
+// appends its encoding, after a comma, to chunk. When chunked, chunk is
+// one of a chunk of encodeChunk, made when chunk has not the room
 // appendInteraction asks for (with less, it would grow, copying the whole
-// chunk); else to one of its own. It returns the chunk, the encoding and
-// the finished copy.
+// chunk). Else chunk is a scratch buffer, and the encoding is copied out
+// of it at its size: made with the room asked for, an encoding kept on
+// its own held twice its size (with 80,000 requests pending, 40 of the
+// tap's 105 MB, and a heap that grows is paid page by page). It returns
+// the chunk (or the scratch buffer), the encoding and the finished copy.
 func appendFinished(fin *cassettes.Finisher, chunk []byte, chunked bool, in *cassettes.Interaction) (next, data []byte, done cassettes.Interaction, err error) {
-	if need := 1 + 2*flatSize(in); !chunked || cap(chunk)-len(chunk) < need {
-		size := need
-		if chunked {
-			size = max(encodeChunk, need)
-		}
-		chunk = make([]byte, 0, size)
+	need := 1 + 2*flatSize(in)
+	switch {
+	case !chunked:
+		chunk = slices.Grow(chunk[:0], need)
+	case cap(chunk)-len(chunk) < need:
+		chunk = make([]byte, 0, max(encodeChunk, need))
 	}
 	done = *in
 	fin.FinishInteraction(&done)
 	start := len(chunk)
 	out, err := appendInteraction(append(chunk, ','), &done)
-	if err != nil {
+	switch {
+	case err != nil:
 		return chunk, nil, done, err
+	case !chunked:
+		return out, bytes.Clone(out[start:]), done, nil
 	}
 	return out, out[start:len(out):len(out)], done, nil
 }
