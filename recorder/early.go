@@ -65,7 +65,7 @@ func (e *earlyEncoder) take(from, end, floor int) map[int]part {
 		return nil
 	}
 	// (The encodings held are of completed interactions: while many
-	// requests are pending, far fewer than from end to from.)
+	// requests are pending, far fewer than the indices from..end.)
 	taken := make(map[int]part, min(len(e.parts), end-from))
 	for i, p := range e.parts {
 		if i < from || i >= end {
