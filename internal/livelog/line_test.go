@@ -94,7 +94,9 @@ func TestMessageLines(t *testing.T) {
 			{"text", func(w io.Writer) *slog.Logger { return slog.New(NewTextHandler(w)) }},
 			{"colored", func(w io.Writer) *slog.Logger { return slog.New(NewTextHandler(w).Colored()) }},
 			{"redacting", func(w io.Writer) *slog.Logger { return Redacting(slog.New(NewTextHandler(w)), rd) }},
-			{"json", func(w io.Writer) *slog.Logger { return Redacting(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: noTime})), rd) }},
+			{"json", func(w io.Writer) *slog.Logger {
+				return Redacting(slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: noTime})), rd)
+			}},
 		} {
 			for _, dir := range []string{ToServer, ToClient} {
 				var out bytes.Buffer
