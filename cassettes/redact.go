@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
@@ -167,6 +168,11 @@ type Redactor struct {
 	uncached bool
 	at       int
 	part     string
+	// scratches are copies of the redactor for RedactJSON and RedactText
+	// (scratch), kept for the next call: the live log calls both for
+	// every message, and a new copy each time was most of what the log of
+	// a message allocated.
+	scratches *sync.Pool
 }
 
 type msgKey struct {
@@ -180,7 +186,7 @@ func NewRedactor(rules *RedactRules) (*Redactor, error) {
 }
 
 func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
-	rd := &Redactor{headers: map[string]bool{}, members: map[string]bool{}, cache: map[msgKey]json.RawMessage{}}
+	rd := &Redactor{headers: map[string]bool{}, members: map[string]bool{}, cache: map[msgKey]json.RawMessage{}, scratches: new(sync.Pool)}
 	if rules == nil {
 		return rd, nil
 	}
@@ -277,22 +283,40 @@ func (rd *Redactor) RedactJSON(raw []byte) ([]byte, int) {
 	if len(raw) == 0 {
 		return raw, 0
 	}
-	return rd.scratch().message(raw, false)
+	c := rd.scratch()
+	defer rd.release(c)
+	return c.message(raw, false)
 }
 
 // RedactText returns s with the literal values and the patterns of the
 // rules replaced by Redacted, and how many it replaced. It is safe for
 // concurrent use.
 func (rd *Redactor) RedactText(s string) (string, int) {
-	return rd.scratch().text(s)
+	c := rd.scratch()
+	defer rd.release(c)
+	return c.text(s)
 }
 
 // scratch returns a copy of rd that shares the compiled rules, which no
-// method changes, and has its own scratch and no cache.
+// method changes, and has its own scratch and no cache; release gives it
+// back. What the copy's methods return never shares its scratch.
 func (rd *Redactor) scratch() *Redactor {
+	if rd.scratches != nil {
+		if c, ok := rd.scratches.Get().(*Redactor); ok {
+			return c
+		}
+	}
 	c := *rd
 	c.fold, c.edits, c.cache, c.find, c.uncached, c.at = nil, nil, nil, nil, true, -1
 	return &c
+}
+
+// release keeps a copy that scratch returned for the next call.
+func (rd *Redactor) release(c *Redactor) {
+	if rd.scratches != nil {
+		c.part = ""
+		rd.scratches.Put(c)
+	}
 }
 
 func (rd *Redactor) report(where, rule string) {

@@ -425,9 +425,10 @@ func (e *Engine) Unused() []int {
 
 // keepsNothing reports that the engine hands no client message to anyone
 // who may keep it past its answer: no Options.OnRequest, and a log that
-// is off (a live log, the web view's above all, may keep what it is given).
+// is off or writes each line at once (another live log, the web view's
+// above all, may keep what it is given).
 func (e *Engine) keepsNothing() bool {
-	return e.opts.OnRequest == nil && livelog.Off(e.opts.Logger)
+	return e.opts.OnRequest == nil && livelog.KeepsNothing(e.opts.Logger)
 }
 
 func (e *Engine) markUsed(r *recorded) {

@@ -187,7 +187,14 @@ func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 	if livelog.Off(e.opts.Logger) {
 		return // not parsed for nothing: --quiet
 	}
-	if m, err := jsonrpc.Parse(raw); err == nil {
+	m := logParses.Get().(*jsonrpc.Message)
+	defer func() {
+		if livelog.KeepsNothing(e.opts.Logger) { // else it may be kept: left to the collector
+			*m = jsonrpc.Message{}
+			logParses.Put(m)
+		}
+	}()
+	if err := jsonrpc.ParseInto(m, raw); err == nil {
 		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, note)
 	} else {
 		if note == "" {
@@ -196,6 +203,10 @@ func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 		livelog.Raw(e.opts.Logger, livelog.ToClient, raw, note)
 	}
 }
+
+// logParses are the parses of what logSend logs, used again when the log
+// keeps nothing of them.
+var logParses = sync.Pool{New: func() any { return new(jsonrpc.Message) }}
 
 // streams reports whether a plan sends anything before its response (then
 // the answer must be an event stream).

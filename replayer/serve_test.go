@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
@@ -108,30 +110,49 @@ func TestServeLineAllocates(t *testing.T) {
 				return fmt.Sprintf(`"id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}`, i+1, i%100)
 			}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			out := &discardTry{}
-			conn := newConn(c.e, c.e.newSession(), out)
-			conn.try = out
-			ctx := context.Background()
-			for _, l := range c.first {
-				conn.receive(ctx, []byte(l))
+		// The live log on, as `mcpmock replay` runs by default: its lines
+		// of the call and of the answer add the answer's id (parsed to be
+		// logged) and the note's text ("replayed #4"), and nothing else
+		// (there were 63 in all, and 56 at 2025-11-25: the lines, their
+		// attributes and records, the redactor's copies, the line's copy
+		// and the answer's parse).
+		for _, logged := range []bool{false, true} {
+			name, most := c.name, 1.0
+			var log bytes.Buffer
+			if logged {
+				name, most = c.name+", logged", 3
+				c.e.opts.Logger = slog.New(livelog.NewTextHandler(&log))
 			}
-			calls := make([][]byte, 600)
-			for i := range calls {
-				calls[i] = c.call(i)
-			}
-			i := 0
-			allocs := testing.AllocsPerRun(500, func() {
-				conn.receive(ctx, calls[i])
-				i++
+			t.Run(name, func(t *testing.T) {
+				defer func() { c.e.opts.Logger = livelog.Discard }()
+				out := &discardTry{}
+				conn := newConn(c.e, c.e.newSession(), out)
+				conn.try = out
+				ctx := context.Background()
+				for _, l := range c.first {
+					conn.receive(ctx, []byte(l))
+				}
+				calls := make([][]byte, 600)
+				for i := range calls {
+					calls[i] = c.call(i)
+				}
+				log.Grow(1 << 20)
+				i := 0
+				allocs := testing.AllocsPerRun(500, func() {
+					conn.receive(ctx, calls[i])
+					i++
+				})
+				if allocs > most {
+					t.Errorf("a call allocates %v times, want at most %v", allocs, most)
+				}
+				if want := c.want(i - 1); !bytes.Contains(out.last, []byte(want)) {
+					t.Fatalf("the last answer is %s, want one with %s", out.last, want)
+				}
+				if calls, answers := bytes.Count(log.Bytes(), []byte("tools/call echo {")), bytes.Count(log.Bytes(), []byte(" result \"m")); logged && (calls < i || answers < i) {
+					t.Errorf("the log has %d lines of calls and %d of answers, want %d each:\n%s", calls, answers, i, log.Bytes()[max(0, log.Len()-400):])
+				}
 			})
-			if allocs > 1 {
-				t.Errorf("a call allocates %v times, want at most 1 (its id)", allocs)
-			}
-			if want := c.want(i - 1); !bytes.Contains(out.last, []byte(want)) {
-				t.Fatalf("the last answer is %s, want one with %s", out.last, want)
-			}
-		})
+		}
 	}
 }
 

@@ -8,12 +8,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -32,6 +36,10 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
+	if h, rd, again := textHandlerOf(l); h != nil {
+		h.message(rd, again, dir, msg, latency, note)
+		return
+	}
 	rd := redactorOf(l)
 	line, level, attrs := describe(rd, dir, msg, latency, note)
 	if v, ok := l.Handler().(Viewer); ok && v.TakesMessages() {
@@ -39,6 +47,24 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 		attrs = append(attrs, slog.Any(MessageKey, json.RawMessage(full)), slog.String(NoteKey, note))
 	}
 	l.LogAttrs(context.Background(), level, line, attrs...)
+}
+
+// textHandlerOf returns the TextHandler that l writes to, itself or behind
+// Redacting, with the rules of its lines and whether the handler in front
+// redacts each record's text again; nil for any other handler. A text
+// handler shows the line alone, so Message writes it straight, without the
+// attributes and the record that the other handlers need: the log of every
+// message a tap forwards or a replay answers costs that much less.
+func textHandlerOf(l *slog.Logger) (*TextHandler, *cassettes.Redactor, bool) {
+	switch h := l.Handler().(type) {
+	case *TextHandler:
+		return h, defaultRedactor(), false
+	case *redactHandler:
+		if t, ok := h.next.(*TextHandler); ok {
+			return t, h.rd, true
+		}
+	}
+	return nil, nil, false
 }
 
 // A Viewer is a slog.Handler that shows messages whole (the web view of
@@ -67,52 +93,86 @@ func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note stri
 // as a cassette would hold it, then described.
 func describe(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
 	msg = redactMessage(rd, msg)
-	short := func(raw []byte, max int) string { return shortened(rd, raw, max) }
+	line, level := appendLine(nil, rd, dir, msg, latency, note)
 	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
-	var sb strings.Builder
-	sb.WriteString(dir)
 	if !msg.ID.IsZero() {
-		sb.WriteString(" ")
-		sb.WriteString(string(msg.ID))
 		attrs = append(attrs, slog.String("id", string(msg.ID)))
+	}
+	switch msg.Kind() {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+		attrs = append(attrs, slog.String("method", msg.Method))
+		if tool, args := toolCall(msg); tool != "" {
+			attrs = append(attrs, slog.String("tool", strings.Clone(tool)), slog.String("args", string(appendShort(nil, rd, args, 200))))
+		}
+	case jsonrpc.KindResponse:
+		if msg.Error != nil {
+			attrs = append(attrs, slog.Int("error", msg.Error.Code), slog.String("message", msg.Error.Message))
+		} else if _, isErr := toolError(msg.Result); isErr {
+			attrs = append(attrs, slog.Bool("isError", true))
+		}
+	}
+	if latency > 0 {
+		attrs = append(attrs, slog.Float64("latencyMs", float64(latency.Microseconds())/1000))
+	}
+	if note != "" {
+		attrs = append(attrs, slog.String("note", note))
+	}
+	return string(line), level, attrs
+}
+
+// appendLine appends the log line of msg, already redacted by rd, and
+// returns its level (warnings for errors).
+func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) ([]byte, slog.Level) {
+	b = append(b, dir...)
+	if !msg.ID.IsZero() {
+		b = append(b, ' ')
+		b = append(b, msg.ID...)
 	}
 	level := slog.LevelInfo
 	switch msg.Kind() {
 	case jsonrpc.KindRequest, jsonrpc.KindNotification:
-		sb.WriteString(" " + msg.Method)
-		attrs = append(attrs, slog.String("method", msg.Method))
+		b = append(b, ' ')
+		b = append(b, msg.Method...)
 		if tool, args := toolCall(msg); tool != "" {
-			sb.WriteString(" " + tool + " " + short(args, 80))
-			attrs = append(attrs, slog.String("tool", tool), slog.String("args", short(args, 200)))
+			b = append(b, ' ')
+			b = append(b, tool...)
+			b = append(b, ' ')
+			b = appendShort(b, rd, args, 80)
 		} else if msg.Method != "tools/call" && len(msg.Params) > 0 && !strings.HasPrefix(msg.Method, "notifications/") {
-			if p := short(withoutMeta(msg.Params), 60); p != "{}" {
-				sb.WriteString(" " + p)
+			at := len(b)
+			b = appendShort(append(b, ' '), rd, withoutMeta(msg.Params), 60)
+			if string(b[at+1:]) == "{}" {
+				b = b[:at]
 			}
 		}
 	case jsonrpc.KindResponse:
 		if msg.Error != nil {
 			level = slog.LevelWarn
-			fmt.Fprintf(&sb, " ✗ error %d: %s", msg.Error.Code, firstLine(msg.Error.Message))
-			attrs = append(attrs, slog.Int("error", msg.Error.Code), slog.String("message", msg.Error.Message))
+			b = append(b, " ✗ error "...)
+			b = strconv.AppendInt(b, int64(msg.Error.Code), 10)
+			b = append(b, ": "...)
+			b = append(b, firstLine(msg.Error.Message)...)
 		} else if text, isErr := toolError(msg.Result); isErr {
 			level = slog.LevelWarn
-			sb.WriteString(" ✗ tool error: " + short([]byte(strconvQuote(text)), 80))
-			attrs = append(attrs, slog.Bool("isError", true))
+			b = append(b, " ✗ tool error: "...)
+			b = shorten(appendQuoted(b, text), len(b), rd, 80)
 		} else {
-			sb.WriteString(" result " + summary(rd, msg.Result))
+			b = appendSummary(append(b, " result "...), rd, msg.Result)
 		}
 	default:
-		sb.WriteString(" invalid message " + short(msg.Raw, 80))
+		b = appendShort(append(b, " invalid message "...), rd, msg.Raw, 80)
 	}
 	if latency > 0 {
-		fmt.Fprintf(&sb, " (%s)", roundLatency(latency))
-		attrs = append(attrs, slog.Float64("latencyMs", float64(latency.Microseconds())/1000))
+		b = append(b, " ("...)
+		b = append(b, roundLatency(latency).String()...)
+		b = append(b, ')')
 	}
 	if note != "" {
-		sb.WriteString(" [" + note + "]")
-		attrs = append(attrs, slog.String("note", note))
+		b = append(b, " ["...)
+		b = append(b, note...)
+		b = append(b, ']')
 	}
-	return sb.String(), level, attrs
+	return b, level
 }
 
 // Raw logs a line that is not JSON-RPC.
@@ -120,7 +180,7 @@ func Raw(l *slog.Logger, dir string, line []byte, why string) {
 	if l == nil {
 		return
 	}
-	l.LogAttrs(context.Background(), slog.LevelWarn, fmt.Sprintf("%s ✗ not JSON-RPC (%s): %s", dir, why, shortened(redactorOf(l), line, 80)),
+	l.LogAttrs(context.Background(), slog.LevelWarn, fmt.Sprintf("%s ✗ not JSON-RPC (%s): %s", dir, why, appendShort(nil, redactorOf(l), line, 80)),
 		slog.String("dir", dirName(dir)), slog.String("kind", "raw"), slog.String("error", why))
 }
 
@@ -154,66 +214,167 @@ func dirName(dir string) string {
 	return "server→client"
 }
 
+// The log reads the few members it shows straight from the raw JSON; where
+// a member has a type that encoding/json would refuse to decode into the
+// field the log shows it as (a tool name that is a number), the log treats
+// the message as encoding/json failing would: the member is not shown.
+
+// toolCall returns the tool and arguments of a tools/call request ("{}"
+// for none); "" when it names no tool.
 func toolCall(msg *jsonrpc.Message) (tool string, args json.RawMessage) {
-	if msg.Method != "tools/call" {
+	if msg.Method != "tools/call" || !isObject(msg.Params) {
 		return "", nil
 	}
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(msg.Params, &p) != nil {
-		return "", nil
-	}
-	if p.Arguments == nil {
-		p.Arguments = json.RawMessage("{}")
-	}
-	return p.Name, p.Arguments
-}
-
-func toolError(result json.RawMessage) (string, bool) {
-	if !bytes.Contains(result, []byte(`"isError"`)) {
-		return "", false
-	}
-	var r struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(result, &r) != nil || !r.IsError {
-		return "", false
-	}
-	if len(r.Content) > 0 {
-		return r.Content[0].Text, true
-	}
-	return "", true
-}
-
-// summary shortens a result for the log: the content of a tool result,
-// anything else without its _meta.
-func summary(rd *cassettes.Redactor, result json.RawMessage) string {
-	short := func(raw []byte, max int) string { return shortened(rd, raw, max) }
-	var r struct {
-		Content []struct {
-			Type     string `json:"type"`
-			Text     string `json:"text"`
-			MimeType string `json:"mimeType"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(result, &r) == nil && len(r.Content) > 0 {
-		var parts []string
-		for _, c := range r.Content {
-			if c.Type == "text" {
-				parts = append(parts, short([]byte(strconvQuote(c.Text)), 60))
-			} else {
-				parts = append(parts, strings.TrimSpace(c.Type+" "+c.MimeType))
-			}
+	ok := true
+	jsonrpc.EachMemberRaw(msg.Params, func(key, value []byte) error {
+		switch {
+		case jsonrpc.NameIs(key, "name"):
+			tool, ok = stringOrNull(value, ok)
+		case jsonrpc.NameIs(key, "arguments"):
+			args = value
 		}
-		return strings.Join(parts, ", ")
+		return nil
+	})
+	if !ok || tool == "" {
+		return "", nil
 	}
-	return short(withoutMeta(result), 60)
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	return tool, args
 }
+
+// toolError returns the first text of a tool result that is an error
+// ({"isError":true}).
+func toolError(result json.RawMessage) (string, bool) {
+	if !bytes.Contains(result, []byte(`"isError"`)) || !isObject(result) {
+		return "", false
+	}
+	isErr, ok := false, true
+	var text string
+	jsonrpc.EachMemberRaw(result, func(key, value []byte) error {
+		switch {
+		case jsonrpc.NameIs(key, "isError"):
+			switch string(value) {
+			case "true":
+				isErr = true
+			case "false", "null":
+				isErr = false
+			default:
+				ok = false
+			}
+		case jsonrpc.NameIs(key, "content"):
+			text = ""
+			first := true
+			ok = eachBlock(value, ok, func(b block) bool {
+				if first {
+					text, first = b.text, false
+				}
+				return b.textOK
+			})
+		}
+		return nil
+	})
+	if !ok || !isErr {
+		return "", false
+	}
+	return text, true
+}
+
+// appendSummary appends a result shortened for the log: the content of a
+// tool result, anything else without its _meta.
+func appendSummary(b []byte, rd *cassettes.Redactor, result json.RawMessage) []byte {
+	var few [4]block
+	blocks := few[:0]
+	ok := isObject(result) || string(result) == "null"
+	if ok && isObject(result) {
+		jsonrpc.EachMemberRaw(result, func(key, value []byte) error {
+			if jsonrpc.NameIs(key, "content") {
+				blocks = blocks[:0]
+				ok = eachBlock(value, ok, func(b block) bool {
+					blocks = append(blocks, b)
+					return b.textOK && b.typeOK
+				})
+			}
+			return nil
+		})
+	}
+	if !ok || len(blocks) == 0 {
+		return appendShort(b, rd, withoutMeta(result), 60)
+	}
+	for i, c := range blocks {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if c.typ == "text" {
+			b = shorten(appendQuoted(b, c.text), len(b), rd, 60)
+		} else {
+			b = append(b, strings.TrimSpace(c.typ+" "+c.mimeType)...)
+		}
+	}
+	return b
+}
+
+// A block is one element of a result's content, as the log shows it.
+type block struct {
+	typ, text, mimeType string
+	// textOK and typeOK are false when text, or type or mimeType, is
+	// neither a string nor null.
+	textOK, typeOK bool
+}
+
+// eachBlock calls f with each block of the content array raw, while ok and
+// f return true, and returns whether all went well: raw is an array (or
+// null) of objects (or nulls).
+func eachBlock(raw []byte, ok bool, f func(block) bool) bool {
+	if !ok || string(raw) == "null" {
+		return ok
+	}
+	err := jsonrpc.EachElement(raw, func(value []byte) error {
+		b := block{textOK: true, typeOK: true}
+		switch {
+		case string(value) == "null":
+		case !isObject(value):
+			return errBadContent
+		default:
+			jsonrpc.EachMemberRaw(value, func(key, v []byte) error {
+				switch {
+				case jsonrpc.NameIs(key, "type"):
+					b.typ, b.typeOK = stringOrNull(v, b.typeOK)
+				case jsonrpc.NameIs(key, "text"):
+					b.text, b.textOK = stringOrNull(v, b.textOK)
+				case jsonrpc.NameIs(key, "mimeType"):
+					b.mimeType, b.typeOK = stringOrNull(v, b.typeOK)
+				}
+				return nil
+			})
+		}
+		if !f(b) {
+			return errBadContent
+		}
+		return nil
+	})
+	return err == nil
+}
+
+var errBadContent = errors.New("content the log does not read")
+
+// stringOrNull returns the string that the JSON value raw holds ("" for
+// null), and ok unless raw is neither. A string without escapes shares
+// raw's bytes: it is to be used (appended to a line) while raw is
+// unchanged, and copied to be kept.
+func stringOrNull(raw []byte, ok bool) (string, bool) {
+	if string(raw) == "null" {
+		return "", ok
+	}
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return unsafe.String(&raw[1], len(raw)-2), ok
+	}
+	s, isString := jsonrpc.Unquote(raw)
+	return s, ok && isString
+}
+
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 
 func withoutMeta(params json.RawMessage) json.RawMessage {
 	out, err := jsonrpc.DeleteMember(params, "_meta")
@@ -223,31 +384,84 @@ func withoutMeta(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-// shortened is raw compacted and cut to max runes, with the values and
-// patterns of rd hidden before it is cut.
-func shortened(rd *cassettes.Redactor, raw []byte, max int) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		buf.Reset()
-		buf.Write(raw)
-	}
-	s := buf.String()
+// appendShort appends raw compacted and cut to max runes, with the values
+// and patterns of rd hidden before it is cut.
+func appendShort(b []byte, rd *cassettes.Redactor, raw []byte, max int) []byte {
+	return shorten(appendCompact(b, raw), len(b), rd, max)
+}
+
+// shorten cuts b[start:] to max runes, with the values and patterns of rd
+// hidden before it is cut.
+func shorten(b []byte, start int, rd *cassettes.Redactor, max int) []byte {
 	// Redact before cutting, with some room, so that no secret is shown
 	// in part; not the whole of a long message, to keep logging cheap.
 	cut := false
-	if len(s) > 4*max+256 {
-		s, cut = s[:4*max+256], true
+	if len(b)-start > 4*max+256 {
+		b, cut = b[:start+4*max+256], true
 	}
-	s, _ = rd.RedactText(s)
-	if r := []rune(s); len(r) > max || cut {
-		return string(r[:min(max, len(r))]) + "…"
+	if len(b) > start {
+		// RedactText keeps nothing of the text it reads, and returns a
+		// new string when it hides something: b can be read in place.
+		if s, n := rd.RedactText(unsafe.String(&b[start], len(b)-start)); n > 0 {
+			b = append(b[:start], s...)
+		}
 	}
-	return s
+	s, i := b[start:], 0
+	for n := 0; i < len(s) && n < max; n++ {
+		_, size := utf8.DecodeRune(s[i:])
+		i += size
+	}
+	if i == len(s) && !cut {
+		return b
+	}
+	if utf8.Valid(s[:i]) {
+		b = b[:start+i]
+	} else { // each byte that is no UTF-8 shown as U+FFFD
+		b = append(b[:start], string([]rune(string(s[:i])))...)
+	}
+	return append(b, "…"...)
 }
 
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+// appendCompact appends raw without the white space outside its strings,
+// or as it is when it is not JSON.
+func appendCompact(b, raw []byte) []byte {
+	out, end, ok := jsonrpc.AppendCompact(b, raw, skipSpace(raw, 0), 0)
+	if ok && skipSpace(raw, end) == len(raw) {
+		return out
+	}
+	return append(b, raw...)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// appendQuoted appends s as a JSON string, as encoding/json writes it
+// (with <, > and & escaped).
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				q, _ := json.Marshal(s)
+				return append(b, q...)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+		i += size
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func firstLine(s string) string {
@@ -271,13 +485,20 @@ func roundLatency(d time.Duration) time.Duration {
 // "mcpmock: " followed by the message, without attributes. It is safe for
 // concurrent use.
 type TextHandler struct {
-	mu    *sync.Mutex // guards w
-	w     io.Writer
+	out   *textOut
 	color bool
 }
 
+// textOut is where a TextHandler and its coloured copy write, one line at
+// a time.
+type textOut struct {
+	mu  sync.Mutex // guards what follows, and orders the lines
+	w   io.Writer
+	buf []byte // the line being written
+}
+
 // NewTextHandler returns a TextHandler writing to w.
-func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{mu: new(sync.Mutex), w: w} }
+func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{out: &textOut{w: w}} }
 
 // Colored returns h writing in colour, for a terminal: warnings and errors
 // red, the client's messages cyan, the server's green (the colours of
@@ -291,36 +512,88 @@ func (h *TextHandler) Colored() *TextHandler {
 func (h *TextHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
-	line := "mcpmock: " + r.Message + "\n"
+	color := ""
 	if h.color {
-		if c := colorOf(r); c != "" {
-			line = c + "mcpmock: " + r.Message + "\x1b[0m\n"
+		color = colorOf(r)
+	}
+	return writeLine(h.out, color, r.Message)
+}
+
+// lineBufs are the buffers that the lines of messages are made in.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// message writes the line of a message, by the rules of rd, and again (as
+// the redacting handler in front would) when again.
+func (h *TextHandler) message(rd *cassettes.Redactor, again bool, dir string, msg *jsonrpc.Message, latency time.Duration, note string) error {
+	buf := lineBufs.Get().(*[]byte)
+	line, level := appendLine((*buf)[:0], rd, dir, redactMessage(rd, msg), latency, note)
+	if again && len(line) > 0 { // read in place, as shorten does
+		if s, n := rd.RedactText(unsafe.String(&line[0], len(line))); n > 0 {
+			line = append(line[:0], s...)
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, line)
+	color := ""
+	if h.color {
+		color = colorFor(level, dir)
+	}
+	err := writeLine(h.out, color, line)
+	if cap(line) <= 64<<10 {
+		*buf = line
+		lineBufs.Put(buf)
+	}
+	return err
+}
+
+// writeLine writes "mcpmock: " and the line, in colour when color is not
+// "", in one write.
+func writeLine[T string | []byte](o *textOut, color string, line T) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf = append(o.buf[:0], color...)
+	o.buf = append(o.buf, "mcpmock: "...)
+	o.buf = append(o.buf, line...)
+	if color != "" {
+		o.buf = append(o.buf, "\x1b[0m"...)
+	}
+	o.buf = append(o.buf, '\n')
+	_, err := o.w.Write(o.buf)
+	if cap(o.buf) > 64<<10 {
+		o.buf = nil
+	}
 	return err
 }
 
 // colorOf is the colour of a record's line: red for a warning or an
-// error, cyan for a message of the client, green for one of the server.
+// error, cyan for a message of the client, green for one of the server,
+// none for a line that is no message.
 func colorOf(r slog.Record) string {
 	if r.Level >= slog.LevelWarn {
-		return "\x1b[31m"
+		return colorFor(r.Level, "")
 	}
 	c := ""
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key != "dir" {
 			return true
 		}
-		c = "\x1b[32m"
+		dir := ToClient
 		if a.Value.String() == dirName(ToServer) {
-			c = "\x1b[36m"
+			dir = ToServer
 		}
+		c = colorFor(r.Level, dir)
 		return false
 	})
 	return c
+}
+
+// colorFor is the colour of the line of a message sent in direction dir.
+func colorFor(level slog.Level, dir string) string {
+	switch {
+	case level >= slog.LevelWarn:
+		return "\x1b[31m"
+	case dir == ToServer:
+		return "\x1b[36m"
+	}
+	return "\x1b[32m"
 }
 
 func (h *TextHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
@@ -331,6 +604,18 @@ func (h *TextHandler) WithGroup(string) slog.Handler      { return h }
 // of preparing a message for it.
 func Off(l *slog.Logger) bool {
 	return l == nil || !l.Enabled(context.Background(), slog.LevelWarn)
+}
+
+// KeepsNothing reports whether l keeps nothing of a message that Message or
+// Raw logs past the call (nil, Discard, or the text log, which writes the
+// line at once), so that a caller may use the message's memory again; the
+// other handlers keep records (the web view's) or may.
+func KeepsNothing(l *slog.Logger) bool {
+	if Off(l) {
+		return true
+	}
+	h, _, _ := textHandlerOf(l)
+	return h != nil
 }
 
 // Discard is a logger that writes nothing.
