@@ -105,7 +105,8 @@ func interleaveHTTP(rounds, calls int, protocol string, urls ...string) ([]*resu
 
 // httpGroup compares, over Streamable HTTP, the tap with a bare reverse
 // proxy (stateful and stateless servers), and the replay server with the
-// go-sdk server.
+// go-sdk server; mcpmock runs as a user runs it, its live log on (stderr
+// is a pipe that startService drains).
 func httpGroup(e *env, rounds, calls int, dir string) ([]row, error) {
 	var rows []row
 	for _, mode := range []struct {
@@ -126,7 +127,7 @@ func httpGroup(e *env, rounds, calls int, dir string) ([]row, error) {
 			return nil, err
 		}
 		cassette := fmt.Sprintf("%s/http-%s.json", dir, mode.name)
-		tap, err := startService(e.mcpmock, "record", "--quiet", "-c", cassette, "--upstream", server.url, "--listen", "127.0.0.1:0")
+		tap, err := startService(e.mcpmock, "record", "-c", cassette, "--upstream", server.url, "--listen", "127.0.0.1:0")
 		if err != nil {
 			relay.stop()
 			server.stop()
@@ -143,7 +144,7 @@ func httpGroup(e *env, rounds, calls int, dir string) ([]row, error) {
 			compare("http "+mode.name+": proxy / direct", res[1], res[0], 0),
 			compare("http "+mode.name+": tap / proxy", res[2], res[1], 0.95))
 		if mode.name == "stateful" {
-			replay, err := startService(e.mcpmock, "replay", "--quiet", "-c", cassette, "--listen", "127.0.0.1:0")
+			replay, err := startService(e.mcpmock, "replay", "-c", cassette, "--listen", "127.0.0.1:0")
 			if err != nil {
 				server.stop()
 				return nil, err

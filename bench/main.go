@@ -209,28 +209,33 @@ func run(w io.Writer, rounds, calls int, only string) error {
 		}
 	}
 	if want("stdio") {
+		// mcpmock runs as a user runs it, its live log on (stderr is a
+		// pipe that the bench drains, as a client that captures it), and
+		// with --quiet beside it, to show what the log costs.
 		direct := []string{e.server}
 		relay := []string{e.relay, e.server}
-		tap := []string{e.mcpmock, "record", "--quiet", "-c", filepath.Join(dir, "tap.json"), "--", e.server}
-		sides := [][]string{direct, relay, tap}
+		tap := []string{e.mcpmock, "record", "-c", filepath.Join(dir, "tap.json"), "--", e.server}
+		quiet := []string{e.mcpmock, "record", "--quiet", "-c", filepath.Join(dir, "quiet.json"), "--", e.server}
+		sides := [][]string{direct, relay, tap, quiet}
 		if oldMcpmock != "" {
 			// An earlier build's tap, in the same rounds: what a change
 			// did, measured against the same noise.
-			sides = append(sides, []string{oldMcpmock, "record", "--quiet", "-c", filepath.Join(dir, "old.json"), "--", e.server})
+			sides = append(sides, []string{oldMcpmock, "record", "-c", filepath.Join(dir, "old.json"), "--", e.server})
 		}
 		res, err := interleave(rounds, calls, sides...)
 		if err != nil {
 			return err
 		}
-		if len(res) > 3 {
-			rows = append(rows, compare("stdio: tap / -old-mcpmock's tap", res[2], res[3], 0))
+		if len(res) > 4 {
+			rows = append(rows, compare("stdio: tap / -old-mcpmock's tap", res[2], res[4], 0))
 			cpus = append(cpus,
-				cpuRow{name: "stdio: -old-mcpmock's tap beyond the bare relay, each less the server's own CPU", a: res[3], b: res[1], own: true},
-				cpuRow{name: "stdio: the tap beyond -old-mcpmock's, each less the server's own CPU", a: res[2], b: res[3], own: true})
+				cpuRow{name: "stdio: -old-mcpmock's tap beyond the bare relay, each less the server's own CPU", a: res[4], b: res[1], own: true},
+				cpuRow{name: "stdio: the tap beyond -old-mcpmock's, each less the server's own CPU", a: res[2], b: res[4], own: true})
 		}
 		rows = append(rows,
 			compare("stdio: relay / direct", res[1], res[0], 0),
 			compare("stdio: tap / relay", res[2], res[1], 1.0),
+			compare("stdio: tap --quiet / relay", res[3], res[1], 0),
 			compare("stdio: tap / direct", res[2], res[0], 0))
 		cpus = append(cpus,
 			cpuRow{name: "stdio: the go-sdk server alone", a: res[0]},
@@ -239,24 +244,30 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			cpuRow{name: "stdio: the tap beyond the bare relay", a: res[2], b: res[1], bar: 20 * time.Microsecond},
 			cpuRow{name: "stdio: the bare relay alone (less the server's own CPU)", a: res[1], own: true},
 			cpuRow{name: "stdio: `mcpmock record` alone (less the server's own CPU)", a: res[2], own: true},
-			cpuRow{name: "stdio: the tap beyond the bare relay, each less the server's own CPU", a: res[2], b: res[1], own: true, bar: 20 * time.Microsecond})
+			cpuRow{name: "stdio: `mcpmock record --quiet` alone (less the server's own CPU)", a: res[3], own: true},
+			cpuRow{name: "stdio: the tap beyond the bare relay, each less the server's own CPU", a: res[2], b: res[1], own: true, bar: 20 * time.Microsecond},
+			cpuRow{name: "stdio: the tap's live log (record less record --quiet, each less the server's own CPU)", a: res[2], b: res[3], own: true})
 	}
 	if want("replay") {
 		server := []string{e.server}
-		replay := []string{e.mcpmock, "replay", "--quiet", "-c", cassette}
+		replay := []string{e.mcpmock, "replay", "-c", cassette}
+		quiet := []string{e.mcpmock, "replay", "--quiet", "-c", cassette}
 		floor := []string{e.floor, cassette}
-		res, err := interleave(rounds, calls, server, replay, floor)
+		res, err := interleave(rounds, calls, server, replay, quiet, floor)
 		if err != nil {
 			return err
 		}
 		rows = append(rows,
 			compare("stdio: replay / go-sdk server", res[1], res[0], 2.0),
-			compare("stdio: floor / go-sdk server", res[2], res[0], 0))
+			compare("stdio: replay --quiet / go-sdk server", res[2], res[0], 0),
+			compare("stdio: floor / go-sdk server", res[3], res[0], 0))
 		cpus = append(cpus,
 			cpuRow{name: "stdio: the go-sdk server (replay's baseline)", a: res[0]},
 			cpuRow{name: "stdio: `mcpmock replay`", a: res[1], bar: 25 * time.Microsecond},
-			cpuRow{name: "stdio: the floor, a server that only answers in order (bench/floor)", a: res[2]},
-			cpuRow{name: "stdio: `mcpmock replay` beyond the floor", a: res[1], b: res[2]})
+			cpuRow{name: "stdio: `mcpmock replay --quiet`", a: res[2]},
+			cpuRow{name: "stdio: the floor, a server that only answers in order (bench/floor)", a: res[3]},
+			cpuRow{name: "stdio: `mcpmock replay` beyond the floor", a: res[1], b: res[3]},
+			cpuRow{name: "stdio: the replay's live log (replay less replay --quiet)", a: res[1], b: res[2]})
 	}
 	if want("http") {
 		hr, err := httpGroup(e, rounds, calls, dir)
