@@ -6,8 +6,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 )
 
@@ -23,9 +23,11 @@ func limitMemory(size int64) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	limit := max(2*size+30<<20, int64(ms.HeapAlloc)*3/2)
+	// The heap in use from runtime/metrics: runtime.ReadMemStats stops the
+	// world and flushes every cache, 2 ms of a replay's start (perf).
+	inUse := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(inUse)
+	limit := max(2*size+30<<20, int64(inUse[0].Value.Uint64())*3/2)
 	debug.SetMemoryLimit(limit)
 	return limit
 }

@@ -32,6 +32,13 @@ func TestLimitMemory(t *testing.T) {
 		t.Errorf("the runtime's limit is %d, limitMemory said %d", now, got)
 	}
 
+	// A heap larger than the cassette's bar: the limit is 1.5 times it.
+	live := make([]byte, 200<<20)
+	if got := limitMemory(0); got < int64(len(live))*3/2 {
+		t.Errorf("with %d bytes live, limit %d, want at least 1.5 times", len(live), got)
+	}
+	live[len(live)-1] = 1 // live until here
+
 	debug.SetMemoryLimit(before)
 	t.Setenv("GOMEMLIMIT", "500MiB")
 	if got := limitMemory(size); got != 0 {
