@@ -34,7 +34,9 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	case c.quiet:
 		return livelog.Discard, nil
 	case c.log == "text":
-		h := livelog.NewTextHandler(stderr)
+		// The lines of messages go in batches, a few milliseconds at most
+		// (TextHandler.Batched); run writes what waits before it returns.
+		h := livelog.NewTextHandler(stderr).Batched()
 		if g, ok := stderr.(*livelog.Gate); (ok && isTerminal(g.Writer())) || isTerminal(stderr) {
 			h = h.Colored() // on a terminal only, as cassette show
 		}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/mcpmock/mcpmock/internal/closest"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/internal/rusage"
 )
 
@@ -158,6 +159,7 @@ Run 'mcpmock COMMAND --help' for the flags of a command.
 `
 
 func (e *env) run(ctx context.Context, args []string) error {
+	defer livelog.FlushAll() // the live log's lines that wait (commands.go)
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usage)
 		return usagef("no command given")

@@ -34,8 +34,10 @@ func (g *Gate) Write(p []byte) (int, error) {
 	return g.w.Write(p)
 }
 
-// Hold keeps the lines from now on, until as many Releases.
+// Hold keeps the lines from now on, until as many Releases; the lines
+// that wait to be written (TextHandler.Batched) go first.
 func (g *Gate) Hold() {
+	FlushAll()
 	g.mu.Lock()
 	g.held++
 	g.mu.Unlock()

@@ -487,17 +487,10 @@ func roundLatency(d time.Duration) time.Duration {
 type TextHandler struct {
 	out   *textOut
 	color bool
+	batch bool // the lines of messages wait for those that follow (Batched)
 }
 
-// textOut is where a TextHandler and its coloured copy write, one line at
-// a time.
-type textOut struct {
-	mu  sync.Mutex // guards what follows, and orders the lines
-	w   io.Writer
-	buf []byte // the line being written
-}
-
-// NewTextHandler returns a TextHandler writing to w.
+// NewTextHandler returns a TextHandler writing to w, each line at once.
 func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{out: &textOut{w: w}} }
 
 // Colored returns h writing in colour, for a terminal: warnings and errors
@@ -509,6 +502,20 @@ func (h *TextHandler) Colored() *TextHandler {
 	return &c
 }
 
+// Batched returns h writing the lines of messages (Message) in batches:
+// a line waits at most lineDelay for those that follow, and goes with them
+// in one write. Any other record (a warning, a summary, a URL) is written
+// at once, after every line that waits in this process (FlushAll), as is
+// a Gate's question. A call through a tap or a replay logs two lines, and
+// their writes (each waking whoever reads stderr) were a third of what a
+// replayed call cost with the log on. Lines that wait when the process is
+// killed are lost: at most lineDelay of them; FlushAll writes them.
+func (h *TextHandler) Batched() *TextHandler {
+	c := *h
+	c.batch = true
+	return &c
+}
+
 func (h *TextHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
@@ -516,7 +523,8 @@ func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
 	if h.color {
 		color = colorOf(r)
 	}
-	return writeLine(h.out, color, r.Message)
+	FlushAll()
+	return addLine(h.out, color, r.Message, false)
 }
 
 // lineBufs are the buffers that the lines of messages are made in.
@@ -536,29 +544,10 @@ func (h *TextHandler) message(rd *cassettes.Redactor, again bool, dir string, ms
 	if h.color {
 		color = colorFor(level, dir)
 	}
-	err := writeLine(h.out, color, line)
+	err := addLine(h.out, color, line, h.batch)
 	if cap(line) <= 64<<10 {
 		*buf = line
 		lineBufs.Put(buf)
-	}
-	return err
-}
-
-// writeLine writes "mcpmock: " and the line, in colour when color is not
-// "", in one write.
-func writeLine[T string | []byte](o *textOut, color string, line T) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.buf = append(o.buf[:0], color...)
-	o.buf = append(o.buf, "mcpmock: "...)
-	o.buf = append(o.buf, line...)
-	if color != "" {
-		o.buf = append(o.buf, "\x1b[0m"...)
-	}
-	o.buf = append(o.buf, '\n')
-	_, err := o.w.Write(o.buf)
-	if cap(o.buf) > 64<<10 {
-		o.buf = nil
 	}
 	return err
 }
