@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mcpmock/mcpmock/internal/grow"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -213,7 +214,7 @@ func reserve(ins []Interaction, size, next int) []Interaction {
 	}
 	want := int(int64(size) * 64 / int64(next))
 	want += want/16 + 16
-	return slices.Grow(ins, want-len(ins))
+	return append(grow.Make[[]Interaction](want), ins...)
 }
 
 // The fast load: one pass over the file, read in pieces, that checks the
@@ -522,7 +523,7 @@ func (l *loader) compact(b []byte, i, depth int) (json.RawMessage, int, bool) {
 		if l.size > 0 {
 			want = min(want, int(l.size))
 		}
-		l.arena = make([]byte, 0, max(want, n))
+		l.arena = grow.Make[[]byte](max(want, n))
 	}
 	at := len(l.arena)
 	l.arena = append(l.arena, l.scratch...)

@@ -43,3 +43,19 @@ const piece = 256 << 10
 
 // populateAtLeast is the least copy for which Slice populates the pages.
 const populateAtLeast = 1 << 20
+
+// Make returns make(S, 0, n), for a list about to be filled: on Linux the
+// kernel maps the pages of its memory at once (populate) when they are at
+// least populateMakeAtLeast bytes, rather than a page fault a page as it
+// is written.
+func Make[S ~[]E, E any](n int) S {
+	s := make(S, 0, n)
+	if size := uintptr(n) * unsafe.Sizeof(*new(E)); size >= populateMakeAtLeast {
+		populate(unsafe.Pointer(unsafe.SliceData(s)), size)
+	}
+	return s
+}
+
+// populateMakeAtLeast is the least memory that Make populates: one call
+// (a few µs) against the faults of 16 pages (about 17 µs each).
+const populateMakeAtLeast = 64 << 10

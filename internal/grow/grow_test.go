@@ -73,3 +73,30 @@ func BenchmarkGrow(b *testing.B) {
 		}
 	})
 }
+
+// TestMake: Make is make(S, 0, n), populated or not, for any n and
+// element size.
+func TestMake(t *testing.T) {
+	for _, n := range []int{0, 1, 4 << 10, 64 << 10, 1 << 20} {
+		b := Make[[]byte](n)
+		if len(b) != 0 || cap(b) != n {
+			t.Errorf("Make[[]byte](%d): len %d cap %d", n, len(b), cap(b))
+		}
+		b = append(b, make([]byte, n)...)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		type big struct {
+			s string
+			n [30]int64
+		}
+		l := Make[[]big](n / 64)
+		if len(l) != 0 || cap(l) != n/64 {
+			t.Errorf("Make[[]big](%d): len %d cap %d", n/64, len(l), cap(l))
+		}
+		l = append(l, make([]big, n/64)...)
+		for i := range l {
+			l[i].s = "x"
+		}
+	}
+}
