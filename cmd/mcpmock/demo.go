@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/examples/weather"
+	"github.com/mcpmock/mcpmock/internal/livelog"
 	"github.com/mcpmock/mcpmock/recorder"
 	"github.com/mcpmock/mcpmock/replayer"
 )
@@ -81,6 +82,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: record: %w", err)
 	}
+	livelog.FlushAll() // the log's lines of this step before its results
 	printResults(e.stdout, recorded)
 	fmt.Fprintf(e.stdout, "   %s\n\n", rec.Summary())
 
@@ -99,6 +101,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: replay: %w", err)
 	}
+	livelog.FlushAll()
 	printResults(e.stdout, replayed)
 	fmt.Fprintf(e.stdout, "   replayed %s\n\n", eng.Stats())
 

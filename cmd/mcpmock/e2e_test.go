@@ -338,6 +338,34 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestDemoOrder: on one terminal (stdout and stderr the same), each step's
+// live log comes before the step's results, though the log's lines wait a
+// few milliseconds to be written (TextHandler.Batched) and a step is over
+// sooner.
+func TestDemoOrder(t *testing.T) {
+	var out syncBuffer
+	if err := run(testContext(t), []string{"demo"}, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatalf("demo: %v\n%s", err, &out)
+	}
+	got := out.String()
+	at := func(s string) int {
+		i := strings.Index(got, s)
+		if i < 0 {
+			t.Fatalf("no %q in the demo's output:\n%s", s, got)
+		}
+		return i
+	}
+	for _, order := range [][2]string{
+		{"mcpmock: ← 4 ✗ tool error", "   recorded 8 messages"},
+		{"   recorded 8 messages", "2. Replaying"},
+		{"[replayed #4]", "   replayed 4 messages"},
+	} {
+		if at(order[0]) > at(order[1]) {
+			t.Errorf("%q comes after %q:\n%s", order[0], order[1], got)
+		}
+	}
+}
+
 // TestLogFormats: --log json writes one JSON object per message; --quiet
 // writes only the summary.
 func TestLogFormats(t *testing.T) {
