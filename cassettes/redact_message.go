@@ -83,7 +83,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		if !member && !texts {
 			return
 		}
-		s, ok := unquoteView(raw[start:end])
+		s, ok := jsonrpc.UnquoteView(raw[start:end])
 		if !ok || s == Redacted || s == RedactedPlaceholder || s == "{{any}}" {
 			return
 		}
@@ -162,16 +162,6 @@ var (
 	quotedPlaceholder = []byte(strconv.Quote(RedactedPlaceholder))
 	quotedAny         = []byte(`"{{any}}"`)
 )
-
-// unquoteView is jsonrpc.Unquote without a copy for a string without
-// escapes: the result shares raw's bytes, which must not change while it
-// is used.
-func unquoteView(raw []byte) (string, bool) {
-	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		return unsafeString(raw[1 : len(raw)-1]), true
-	}
-	return jsonrpc.Unquote(raw)
-}
 
 func unsafeString(b []byte) string {
 	if len(b) == 0 {

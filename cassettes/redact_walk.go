@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 // walkStrings calls f for every string value of the JSON text data with
@@ -80,7 +82,7 @@ func (w *walker) value(i int, path []string) int {
 		i = w.space(i + 1)
 		for i < len(w.data) && w.data[i] != '}' {
 			kend := w.str(i)
-			key, _ := unquoteView(w.data[i:kend])
+			key, _ := jsonrpc.UnquoteView(w.data[i:kend])
 			i = w.space(kend)
 			if i < len(w.data) && w.data[i] == ':' {
 				i++

@@ -7,6 +7,17 @@ package jsonrpc
 // where the trouble was found (len(b) when b ends inside the value).
 func ValidAt(b []byte, i, depth int) (int, bool) { return validValue(b, i, depth) }
 
+// AppendCompactDocument appends the JSON document b (white space around
+// its value allowed) compacted as AppendCompact does, and reports whether
+// b is one; dst is returned as it was when it is not.
+func AppendCompactDocument(dst, b []byte) ([]byte, bool) {
+	out, end, ok := AppendCompact(dst, b, skipSpace(b, 0), 0)
+	if !ok || skipSpace(b, end) != len(b) {
+		return dst, false
+	}
+	return out, true
+}
+
 // AppendCompact is ValidAt that also appends the value to dst without the
 // white space outside its strings: every other byte is kept as written
 // (member order, number text, escapes).

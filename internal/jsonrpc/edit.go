@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // This file edits raw JSON in place: it finds the span of one member of an
@@ -268,6 +269,15 @@ func EachElement(raw []byte, f func(value []byte) error) error {
 
 // Unquote returns the string a JSON string literal holds.
 func Unquote(raw []byte) (string, bool) { return unquote(raw) }
+
+// UnquoteView is Unquote without a copy for a string without escapes: the
+// result shares raw's bytes, which must not change while it is used.
+func UnquoteView(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return unsafe.String(unsafe.SliceData(raw[1:]), len(raw)-2), true
+	}
+	return unquote(raw)
+}
 
 // EachMemberAt is EachMember with the offsets (in raw) of each key and
 // value.

@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/cassettefile"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -155,7 +156,7 @@ func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Messa
 		} else if text, isErr := toolError(msg.Result); isErr {
 			level = slog.LevelWarn
 			b = append(b, " ✗ tool error: "...)
-			b = shorten(appendQuoted(b, text), len(b), rd, 80)
+			b = shorten(cassettefile.AppendQuotedHTML(b, text), len(b), rd, 80)
 		} else {
 			b = appendSummary(append(b, " result "...), rd, msg.Result)
 		}
@@ -307,7 +308,7 @@ func appendSummary(b []byte, rd *cassettes.Redactor, result json.RawMessage) []b
 			b = append(b, ", "...)
 		}
 		if c.typ == "text" {
-			b = shorten(appendQuoted(b, c.text), len(b), rd, 60)
+			b = shorten(cassettefile.AppendQuotedHTML(b, c.text), len(b), rd, 60)
 		} else {
 			b = append(b, strings.TrimSpace(c.typ+" "+c.mimeType)...)
 		}
@@ -367,10 +368,7 @@ func stringOrNull(raw []byte, ok bool) (string, bool) {
 	if string(raw) == "null" {
 		return "", ok
 	}
-	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		return unsafe.String(&raw[1], len(raw)-2), ok
-	}
-	s, isString := jsonrpc.Unquote(raw)
+	s, isString := jsonrpc.UnquoteView(raw)
 	return s, ok && isString
 }
 
@@ -425,43 +423,10 @@ func shorten(b []byte, start int, rd *cassettes.Redactor, max int) []byte {
 // appendCompact appends raw without the white space outside its strings,
 // or as it is when it is not JSON.
 func appendCompact(b, raw []byte) []byte {
-	out, end, ok := jsonrpc.AppendCompact(b, raw, skipSpace(raw, 0), 0)
-	if ok && skipSpace(raw, end) == len(raw) {
+	if out, ok := jsonrpc.AppendCompactDocument(b, raw); ok {
 		return out
 	}
 	return append(b, raw...)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// appendQuoted appends s as a JSON string, as encoding/json writes it
-// (with <, > and & escaped).
-func appendQuoted(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				q, _ := json.Marshal(s)
-				return append(b, q...)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-		i += size
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 func firstLine(s string) string {
