@@ -178,15 +178,22 @@ func TestListenBodyBudgetThroughBinary(t *testing.T) {
 			}
 			c, answered := hold()
 			// The held body takes its bytes once its headers are read: wait
-			// for that by retrying until a large body is refused (each
-			// attempt is its own request; none sleeps). When an attempt was
-			// in flight as the held headers were read, the held body is the
-			// one refused; then hold again.
+			// for that by retrying until a large body is refused. When an
+			// attempt was in flight as the held headers were read, the held
+			// body is the one refused; then hold again. Each attempt that
+			// is served is followed by a pause that grows (to 50 ms), with
+			// nothing in flight: back to back, under load, the held headers
+			// were read during an attempt again and again, and 1,000
+			// attempts went by without the held body ever taking its bytes
+			// (3 runs in 30 beside a busy go test).
 			var resp *http.Response
+			pause := time.Duration(0)
 			for range 1000 {
 				if resp = postURL(t, url, initializeBody(500_000), nil); resp.StatusCode == http.StatusServiceUnavailable {
 					break
 				}
+				time.Sleep(pause)
+				pause = min(2*pause+time.Millisecond, 50*time.Millisecond)
 				select {
 				case got := <-answered:
 					if got == nil || got.StatusCode != http.StatusServiceUnavailable {
