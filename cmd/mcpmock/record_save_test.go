@@ -13,7 +13,7 @@ import (
 
 // TestRecordSaveFlags records a real client's session with record's
 // redaction flags (and without or with --keep-timing), checks that the
-// cassette holds none of the redacted text, and replays it to the other
+// cassette and the live log hold none of the redacted text, and replays it to the other
 // client library, which sees the live session with the redactions.
 func TestRecordSaveFlags(t *testing.T) {
 	tests := []struct {
@@ -48,6 +48,26 @@ func TestRecordSaveFlags(t *testing.T) {
 				if strings.Contains(string(data), secret) {
 					t.Errorf("the cassette still holds %q", secret)
 				}
+			}
+			// The live log hides what the cassette does: the values, and
+			// the echo call's argument at the path (its result, which
+			// no rule names, stays).
+			for _, secret := range []string{"Partly cloudy", "72°F"} {
+				if strings.Contains(rec.stderr.String(), secret) {
+					t.Errorf("the live log shows %q:\n%s", secret, rec.stderr)
+				}
+			}
+			calls := 0
+			for _, line := range strings.Split(rec.stderr.String(), "\n") {
+				if strings.Contains(line, "tools/call echo") {
+					calls++
+					if strings.Contains(line, "héllo") || !strings.Contains(line, cassettes.Redacted) {
+						t.Errorf("the live log shows the argument at --redact-path: %s", line)
+					}
+				}
+			}
+			if calls == 0 {
+				t.Errorf("the live log shows no echo call:\n%s", rec.stderr)
 			}
 			c, err := cassettes.Load(path)
 			if err != nil {

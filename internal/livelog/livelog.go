@@ -185,27 +185,23 @@ func Raw(l *slog.Logger, dir string, line []byte, why string) {
 		slog.String("dir", dirName(dir)), slog.String("kind", "raw"), slog.String("error", why))
 }
 
-// redactMessage returns msg with the secrets of its params, result and
-// error hidden by rd; msg itself when there are none.
+// redactMessage returns msg with its secrets hidden by rd; msg itself when
+// there are none. The whole message is redacted, as the cassette's copy
+// is: the rules' paths (--redact-path) are paths into each message
+// ("params.arguments.ssn"), which its params alone would not hold. A
+// message whose redaction no longer parses (which a redaction does not
+// make) is shown as an invalid message, its redacted text whole. Every
+// parsed message holds its Raw, which is what is redacted.
 func redactMessage(rd *cassettes.Redactor, msg *jsonrpc.Message) *jsonrpc.Message {
-	params, n := rd.RedactJSON(msg.Params)
-	result, k := rd.RedactJSON(msg.Result)
-	n += k
-	var e *jsonrpc.Error
-	if msg.Error != nil {
-		c := *msg.Error
-		c.Message, k = rd.RedactText(c.Message)
-		n += k
-		c.Data, k = rd.RedactJSON(c.Data)
-		n += k
-		e = &c
-	}
+	raw, n := rd.RedactJSON(msg.Raw)
 	if n == 0 {
 		return msg
 	}
-	m := *msg
-	m.Params, m.Result, m.Error = params, result, e
-	return &m
+	m, err := jsonrpc.Parse(raw)
+	if err != nil {
+		return &jsonrpc.Message{Raw: raw}
+	}
+	return m
 }
 
 func dirName(dir string) string {

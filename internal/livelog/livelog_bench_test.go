@@ -16,6 +16,9 @@ func BenchmarkDescribe(b *testing.B) {
 	for _, c := range []struct{ name, raw string }{
 		{"request", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"New York","units":"metric"},"_meta":{"progressToken":12}}}`},
 		{"response", `{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"Sunny, 22°C in New York; wind 12 km/h from the west."}],"structuredContent":{"temperature":22,"conditions":"sunny"},"isError":false}}`},
+		// The 2026-07-28 era's: each request and result carries _meta.
+		{"request-2026", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"m4"}}}`},
+		{"response-2026", `{"jsonrpc":"2.0","id":6,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-server","version":"1"}},"content":[{"type":"text","text":"m4"}],"resultType":"complete"}}`},
 	} {
 		msg, err := jsonrpc.Parse([]byte(c.raw))
 		if err != nil {

@@ -108,3 +108,40 @@ func TestRedactingHidesValues(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactingHidesPaths: the paths of the rules (--redact-path) are paths
+// into each whole message, as in the cassette: the line of a message hides
+// what they name, in a tool's arguments, another request's params, a
+// result and an error, on the text and the JSON handler.
+func TestRedactingHidesPaths(t *testing.T) {
+	const value = "123-45-6789"
+	rd, err := cassettes.NewRedactor(cassettes.DefaultRedactRules().Merge(&cassettes.RedactRules{Paths: []string{
+		"params.arguments.ssn", "params.uri", "result.content.0.text", "result.structuredContent.ssn", "error.message", "error.data.ssn",
+	}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"ssn":"` + value + `","q":"x"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"person://` + value + `"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + value + `"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"ssn":"` + value + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + value + `"}],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"no person ` + value + `","data":{"ssn":"` + value + `"}}}`,
+	} {
+		for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
+			"text": func(b *bytes.Buffer) slog.Handler { return NewTextHandler(b) },
+			"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+		} {
+			dir := ToClient
+			if strings.Contains(raw, `"method"`) {
+				dir = ToServer
+			}
+			var b bytes.Buffer
+			Message(Redacting(slog.New(h(&b)), rd), dir, parse(t, raw), 0, "")
+			if out := b.String(); strings.Contains(out, value) || !strings.Contains(out, cassettes.Redacted) {
+				t.Errorf("%s: %s\nthe line shows the value or no redaction: %s", name, raw, out)
+			}
+		}
+	}
+}
