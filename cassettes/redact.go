@@ -180,6 +180,19 @@ type msgKey struct {
 	n int
 }
 
+// DefaultRedactor returns the redactor of DefaultRedactRules, compiled on
+// first use and shared: what a process shows of messages with no rules of
+// its own (the live log, a miss's explanation) hides what these rules know.
+// Its methods that are safe for concurrent use (RedactJSON, RedactText)
+// change nothing in it.
+var DefaultRedactor = sync.OnceValue(func() *Redactor {
+	rd, err := NewRedactor(DefaultRedactRules())
+	if err != nil {
+		panic("cassettes: the default redaction rules do not compile: " + err.Error())
+	}
+	return rd
+})
+
 // NewRedactor compiles rules; nil rules redact nothing.
 func NewRedactor(rules *RedactRules) (*Redactor, error) {
 	return newRedactor(rules, false)

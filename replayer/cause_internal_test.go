@@ -147,23 +147,11 @@ func TestEffectsOfACauseThatNeverCame(t *testing.T) {
 // fresh id after the response, and the plan awaits the client's reply and
 // checks it against the recorded one before what followed it.
 func TestFollowUpRequestIsAwaited(t *testing.T) {
-	c, err := cassettes.Parse("followup.json", []byte(`{"version": 1, "interactions": [
- {"from": "client", "atMs": 1, "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}},
+	s, plan, mismatches := followUp(t, `{"from": "client", "atMs": 1, "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}},
   "response": {"from": "server", "atMs": 2, "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}}},
  {"from": "server", "atMs": 3, "request": {"jsonrpc": "2.0", "id": 7, "method": "roots/list"},
   "response": {"from": "client", "atMs": 4, "message": {"jsonrpc": "2.0", "id": 7, "result": {"roots": []}}}},
- {"from": "server", "atMs": 5, "notification": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "0 roots"}}}
-]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mismatches []ReplyMismatch // OnReplyMismatch is called in this goroutine
-	e, err := New(c, &Options{OnReplyMismatch: func(m ReplyMismatch) { mismatches = append(mismatches, m) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := e.newSession()
-	plan := handleRaw(t, s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`)
+ {"from": "server", "atMs": 5, "notification": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "0 roots"}}}`)
 	var kinds []string
 	for _, st := range plan.Steps {
 		switch {
@@ -189,7 +177,61 @@ func TestFollowUpRequestIsAwaited(t *testing.T) {
 			s.checkReply(plan, st, reply)
 		}
 	}
-	if len(mismatches) != 1 || mismatches[0].Interaction != 2 {
-		t.Errorf("mismatches %+v, want one naming interaction 2 (the roots/list)", mismatches)
+	if len(*mismatches) != 1 || (*mismatches)[0].Interaction != 2 {
+		t.Errorf("mismatches %+v, want one naming interaction 2 (the roots/list)", *mismatches)
+	}
+}
+
+// followUp is a session of a cassette of the interactions, sent the call
+// of tool "t" (which should cause a follow-up request); mismatches are what
+// OnReplyMismatch gets, in this goroutine.
+func followUp(t *testing.T, interactions string) (*session, *answerPlan, *[]ReplyMismatch) {
+	t.Helper()
+	c, err := cassettes.Parse("followup.json", []byte(`{"version": 1, "interactions": [`+interactions+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mismatches []ReplyMismatch
+	e, err := New(c, &Options{OnReplyMismatch: func(m ReplyMismatch) { mismatches = append(mismatches, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	return s, handleRaw(t, s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`), &mismatches
+}
+
+// TestReplyMismatchHidesSecrets: what a reply mismatch shows of the two
+// replies (both, its differences and its diff) hides what the default
+// rules know: a password in a URL, a member under a secret name; the
+// differences still name each path that differs.
+func TestReplyMismatchHidesSecrets(t *testing.T) {
+	s, plan, mismatches := followUp(t, `{"from": "client", "atMs": 1, "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}},
+  "response": {"from": "server", "atMs": 2, "message": {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}}},
+ {"from": "server", "atMs": 3, "request": {"jsonrpc": "2.0", "id": 7, "method": "roots/list"},
+  "response": {"from": "client", "atMs": 4, "message": {"jsonrpc": "2.0", "id": 7, "result": {"roots": [{"uri": "https://u:recorded-pw@host/", "name": "a"}]}}}}`)
+	reply := &jsonrpc.Message{ID: "1", Result: json.RawMessage(`{"roots":[{"uri":"https://u:live-pw@host/","name":"b","token":"live-token-3"}]}`)}
+	if !s.deliver(reply) {
+		t.Fatal("the session awaits no reply to the follow-up's id")
+	}
+	for _, st := range plan.Steps {
+		if st.Kind == stepAwaitReply {
+			s.checkReply(plan, st, reply)
+		}
+	}
+	if len(*mismatches) != 1 {
+		t.Fatalf("mismatches %+v, want 1", *mismatches)
+	}
+	m := (*mismatches)[0]
+	shown, _ := json.Marshal(m)
+	for _, secret := range []string{"recorded-pw", "live-pw", "live-token-3"} {
+		if strings.Contains(string(shown), secret) || strings.Contains(m.String(), secret) {
+			t.Errorf("%q is shown: %s", secret, shown)
+		}
+	}
+	got := strings.Join(m.Differences, "; ")
+	for _, want := range []string{`roots.0.name: recorded "a", live "b"`, `roots.0.token: not recorded, live has "[REDACTED]"`, `roots.0.uri: recorded "https://u:[REDACTED]@host/", live "https://u:[REDACTED]@host/"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("differences %q, want %q among them", got, want)
+		}
 	}
 }

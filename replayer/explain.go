@@ -92,7 +92,8 @@ func (s *session) settle(ctx context.Context, msg *jsonrpc.Message, plan *answer
 // explained is a recorded request compared with the live one: the pair
 // that was compared (abbreviated or not) and its distance.
 type explained struct {
-	c         Candidate
+	c         Candidate // without what is shown: Engine.candidate adds it
+	res       matcher.Result
 	dist      int
 	rec, live matcher.Request
 	cut       bool // the pair was abbreviated and something was cut
@@ -145,30 +146,39 @@ func (e *Engine) explain(ctx context.Context, m *Miss) {
 			x.live, lcut = abbreviated()
 			x.cut = rcut || lcut
 		}
-		res := r.m.Match(x.rec, x.live)
-		x.c = Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), Diff: boundDiff(res.Diff, x.cut), diffs: res.Differences, pos: n}
-		for i, d := range res.Differences {
-			if i == maxDifferences {
-				x.c.Differences = append(x.c.Differences, fmt.Sprintf("%d more differences %s", len(res.Differences)-i, truncated))
-				break
-			}
-			x.c.Differences = append(x.c.Differences, d.String())
-		}
-		if res.Match {
-			// Only the abbreviated requests match: they differ in
-			// what was cut.
-			x.c.Differences = []string{"the requests differ in a part that the explanation cut " + truncated}
-		}
-		x.dist = res.Distance()
+		x.res = r.m.Match(x.rec, x.live)
+		x.c = Candidate{Interaction: r.index + 1, Tool: r.req.Tool(), diffs: x.res.Differences, pos: n}
+		x.dist = x.res.Distance()
 		all = append(all, x)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].dist < all[j].dist })
 	for i := 0; i < len(all) && i < maxCandidates; i++ {
-		m.Candidates = append(m.Candidates, all[i].c)
+		m.Candidates = append(m.Candidates, e.candidate(all[i]))
 	}
 	if len(all) > 0 && ctx.Err() == nil {
 		m.Hint = e.hint(all[0])
 	}
+}
+
+// candidate is x as a miss shows it: its differences and its diff, with
+// the secrets of both requests hidden (shown).
+func (e *Engine) candidate(x explained) Candidate {
+	c := x.c
+	s := shown(e.requests[c.pos].m, x.rec, x.live, x.res)
+	c.Diff = boundDiff(s.diff, x.cut)
+	for i, d := range s.diffs {
+		if i == maxDifferences {
+			c.Differences = append(c.Differences, fmt.Sprintf("%d more differences %s", len(s.diffs)-i, truncated))
+			break
+		}
+		c.Differences = append(c.Differences, d.String())
+	}
+	if x.res.Match {
+		// Only the abbreviated requests match: they differ in what was
+		// cut.
+		c.Differences = []string{"the requests differ in a part that the explanation cut " + truncated}
+	}
+	return c
 }
 
 // boundDiff cuts a diff to maxDiffBytes, at a line end, and says so; cut

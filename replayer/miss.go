@@ -19,7 +19,8 @@ type Miss struct {
 	// Recorded reports whether the method occurs in the cassette at all.
 	Recorded bool `json:"recorded"`
 	// Candidates are the closest recorded requests of the same method,
-	// closest first.
+	// closest first. What they show of both requests is redacted by the
+	// default rules (shown.go).
 	Candidates []Candidate `json:"candidates,omitempty"`
 	// Hint says what would make the request match, when one change would.
 	Hint string `json:"hint,omitempty"`

@@ -288,3 +288,45 @@ func TestSSEMissDoesNotHoldThePOST(t *testing.T) {
 		t.Errorf("stream carried %.300s, want the explained miss", d)
 	}
 }
+
+// TestMissHidesSecrets: what a miss shows of both requests (its message,
+// differences and diff, in the error the client gets and to OnMiss) hides
+// what the default rules know, as the live log and the cassette do: a
+// member under a secret name, in the live request and in a recorded one
+// that a cassette saved without the rules holds, and a token's text. The
+// differences still name each path that differs.
+func TestMissHidesSecrets(t *testing.T) {
+	secrets := []string{"recorded-key-1", "live-key-2", "sk-live-abcdefghijklmnopqrstuvwxyz0123"}
+	var misses []Miss
+	var mu sync.Mutex
+	w, _ := serveCassette(t, cassette(call(1, "login", `{"user":"ann","apiKey":"recorded-key-1","note":"x"}`, text("ok"))),
+		&Options{OnMiss: func(m Miss) { mu.Lock(); misses = append(misses, m); mu.Unlock() }})
+	w.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"login","arguments":{"user":"bob","apiKey":"live-key-2","note":"sk-live-abcdefghijklmnopqrstuvwxyz0123"}}}`)
+	m := w.recv()
+	answer, _ := json.Marshal(m)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(misses) != 1 {
+		t.Fatalf("OnMiss got %d misses, want 1", len(misses))
+	}
+	miss := misses[0]
+	for _, shown := range []string{string(answer), miss.Report()} {
+		for _, s := range secrets {
+			if strings.Contains(shown, s) {
+				t.Errorf("%q is shown: %s", s, shown)
+			}
+		}
+	}
+	if len(miss.Candidates) != 1 {
+		t.Fatalf("candidates %+v, want 1", miss.Candidates)
+	}
+	got := strings.Join(miss.Candidates[0].Differences, "; ")
+	for _, want := range []string{`arguments.apiKey: recorded "[REDACTED]", live "[REDACTED]"`, `arguments.note: recorded "x", live "[REDACTED]"`, `arguments.user: recorded "ann", live "bob"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("differences %q, want %q among them", got, want)
+		}
+	}
+	if d := miss.Candidates[0].Diff; !strings.Contains(d, `"bob"`) || !strings.Contains(d, cassettes.Redacted) {
+		t.Errorf("diff %q, want the user's names and the redactions", d)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/matcher"
 )
@@ -19,7 +20,9 @@ type ReplyMismatch struct {
 	// whose exchange holds the request (0 for a scripted one).
 	Interaction int
 	// Recorded and Live are the two replies' result (or error) objects;
-	// Live is nil when no reply came.
+	// Live is nil when no reply came. Like the differences and the diff,
+	// they are redacted by the default rules (shown.go): a password that
+	// a user typed into an elicitation form is not shown.
 	Recorded, Live json.RawMessage
 	// Differences say where they differ; Diff is the -recorded +live diff.
 	Differences []string
@@ -65,14 +68,18 @@ func (s *session) checkReply(plan *answerPlan, st step, reply *jsonrpc.Message) 
 		mm.Interaction = st.interaction // a follow-up (cause.go)
 	}
 	if reply != nil {
-		res := s.e.replyMatcher.Match(matcher.Request{Method: st.method, Params: mm.Recorded}, matcher.Request{Method: st.method, Params: mm.Live})
+		rec, live := matcher.Request{Method: st.method, Params: mm.Recorded}, matcher.Request{Method: st.method, Params: mm.Live}
+		res := s.e.replyMatcher.Match(rec, live)
 		if res.Match {
 			return nil
 		}
-		for _, d := range res.Differences {
+		sh := shown(s.e.replyMatcher, rec, live, res)
+		for _, d := range sh.diffs {
 			mm.Differences = append(mm.Differences, d.String())
 		}
-		mm.Diff = res.Diff
+		mm.Recorded, mm.Live, mm.Diff = sh.rec, sh.live, sh.diff
+	} else {
+		mm.Recorded, _ = cassettes.DefaultRedactor().RedactJSON(mm.Recorded)
 	}
 	s.e.opts.Logger.Warn(strings.TrimPrefix(mm.String(), "mcpmock: "))
 	if f := s.e.opts.OnReplyMismatch; f != nil {

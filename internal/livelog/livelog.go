@@ -59,7 +59,7 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 func textHandlerOf(l *slog.Logger) (*TextHandler, *cassettes.Redactor, bool) {
 	switch h := l.Handler().(type) {
 	case *TextHandler:
-		return h, defaultRedactor(), false
+		return h, cassettes.DefaultRedactor(), false
 	case *redactHandler:
 		if t, ok := h.next.(*TextHandler); ok {
 			return t, h.rd, true
@@ -87,7 +87,7 @@ const (
 // errors) and its attributes for structured logs, with the secrets that
 // the default redaction rules know hidden.
 func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
-	return describe(defaultRedactor(), dir, msg, latency, note)
+	return describe(cassettes.DefaultRedactor(), dir, msg, latency, note)
 }
 
 // describe is Describe by the rules of rd: the message is redacted first,

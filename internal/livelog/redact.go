@@ -3,7 +3,6 @@ package livelog
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/mcpmock/mcpmock/cassettes"
 )
@@ -14,16 +13,6 @@ import (
 // values. A logger made by Redacting carries the rules of one recording,
 // its user rules and its --forbid values included, and hides them in every
 // line and attribute; any other logger hides what the default rules know.
-
-// defaultRedactor is the redactor of the default rules, compiled on first
-// use; its methods that the log calls change nothing in it.
-var defaultRedactor = sync.OnceValue(func() *cassettes.Redactor {
-	rd, err := cassettes.NewRedactor(cassettes.DefaultRedactRules())
-	if err != nil {
-		panic("livelog: the default redaction rules do not compile: " + err.Error())
-	}
-	return rd
-})
 
 // Redacting returns a logger that writes to l's handler, with what rd
 // knows replaced by cassettes.Redacted in each message and attribute. The
@@ -38,7 +27,7 @@ func redactorOf(l *slog.Logger) *cassettes.Redactor {
 	if h, ok := l.Handler().(*redactHandler); ok {
 		return h.rd
 	}
-	return defaultRedactor()
+	return cassettes.DefaultRedactor()
 }
 
 // redactHandler hides secrets in the records it passes on to next.
