@@ -49,11 +49,11 @@ func emptyFile(head, tail []byte) []byte {
 // "interactions" array: a line break, the indentation, the interaction over
 // as many lines as it takes, and no separator.
 //
-// A recorded interaction (no HTTP details, no script) is written directly,
-// its messages indented in one pass without a reflection or a scanner; its
-// bytes are those of encoding/json, which writes the others.
+// A recorded interaction (over stdio or HTTP: no script) is written
+// directly, its messages indented in one pass without a reflection or a
+// scanner; its bytes are those of encoding/json, which writes the others.
 func appendInteraction(dst []byte, in *cassettes.Interaction) ([]byte, error) {
-	if in.HTTP != nil || in.When != nil || in.Fault != nil {
+	if in.When != nil || in.Fault != nil {
 		return appendInteractionJSON(dst, in)
 	}
 	size := flatSize(in)
@@ -83,6 +83,17 @@ func flatSize(in *cassettes.Interaction) int {
 	}
 	if in.Response != nil {
 		size += 96 + len(in.Response.Message)
+	}
+	if h := in.HTTP; h != nil {
+		size += 128 + len(h.URL) + len(h.Form) + len(h.Stream) + len(h.Body)
+		for _, id := range h.EventIDs {
+			size += 4 + len(id)
+		}
+		for _, m := range [...]map[string]string{h.RequestHeaders, h.ResponseHeaders} {
+			for k, v := range m {
+				size += 6 + len(k) + len(v)
+			}
+		}
 	}
 	return size
 }
@@ -145,7 +156,72 @@ func appendFlat(dst []byte, in *cassettes.Interaction) ([]byte, error) {
 	if in.Times != 0 {
 		dst = strconv.AppendInt(append(dst, `,"times":`...), int64(in.Times), 10)
 	}
+	if in.HTTP != nil {
+		dst = appendFlatHTTP(append(dst, `,"http":`...), in.HTTP)
+	}
 	return append(dst, '}'), nil
+}
+
+// appendFlatHTTP appends an interaction's HTTP details as encoding/json
+// writes them: the members that are set, in the struct's order, the
+// headers by name.
+func appendFlatHTTP(dst []byte, h *cassettes.HTTP) []byte {
+	sep := "{"
+	str := func(member, v string) {
+		if v != "" {
+			dst = appendString(append(append(dst, sep...), member...), v)
+			sep = ","
+		}
+	}
+	headers := func(member string, m map[string]string) {
+		if len(m) == 0 {
+			return
+		}
+		dst = append(append(dst, sep...), member...)
+		sep = ","
+		var few [8]string
+		names := few[:0]
+		for k := range m {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for i, k := range names {
+			if i == 0 {
+				dst = append(dst, '{')
+			} else {
+				dst = append(dst, ',')
+			}
+			dst = appendString(append(appendString(dst, k), ':'), m[k])
+		}
+		dst = append(dst, '}')
+	}
+	str(`"url":`, h.URL)
+	if h.Status != 0 {
+		dst = strconv.AppendInt(append(append(dst, sep...), `"status":`...), int64(h.Status), 10)
+		sep = ","
+	}
+	str(`"form":`, h.Form)
+	str(`"stream":`, h.Stream)
+	if len(h.EventIDs) > 0 {
+		dst = append(append(dst, sep...), `"eventIds":`...)
+		sep = ","
+		for i, id := range h.EventIDs {
+			if i == 0 {
+				dst = append(dst, '[')
+			} else {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, id)
+		}
+		dst = append(dst, ']')
+	}
+	headers(`"requestHeaders":`, h.RequestHeaders)
+	headers(`"responseHeaders":`, h.ResponseHeaders)
+	str(`"body":`, h.Body)
+	if sep == "{" {
+		return append(dst, "{}"...)
+	}
+	return append(dst, '}')
 }
 
 func appendFlatMessage(dst []byte, m *cassettes.Message) []byte {

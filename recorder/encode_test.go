@@ -78,6 +78,9 @@ func TestAppendInteractionIsEncodingJSON(t *testing.T) {
 		if rng.IntN(10) == 0 {
 			in.Match, in.Times = msg(), rng.IntN(3)-1
 		}
+		if rng.IntN(2) == 0 {
+			in.HTTP = randomHTTP(rng, raws)
+		}
 		want, err := appendInteractionJSON(nil, &in)
 		if err != nil {
 			t.Fatal(err)
@@ -92,35 +95,79 @@ func TestAppendInteractionIsEncodingJSON(t *testing.T) {
 	}
 }
 
-// BenchmarkAppendInteraction is the encoding of one recorded tools/call,
-// direct against encoding/json as the baseline.
-func BenchmarkAppendInteraction(b *testing.B) {
-	in := benchCassette(1).Interactions[0]
-	b.Run("direct", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			appendInteraction(nil, &in)
+// randomHTTP returns HTTP details with each member set or not, strings
+// from texts (escapes, non-ASCII text, invalid UTF-8 among them), and
+// header maps nil, empty, or of up to 12 names.
+func randomHTTP(rng *rand.Rand, texts []string) *cassettes.HTTP {
+	text := func() string {
+		if rng.IntN(2) == 0 {
+			return ""
 		}
-	})
-	b.Run("direct-reused-buffer", func(b *testing.B) {
-		b.ReportAllocs()
-		var dst []byte
-		for b.Loop() {
-			dst, _ = appendInteraction(dst[:0], &in)
+		return texts[rng.IntN(len(texts))]
+	}
+	headers := func() map[string]string {
+		switch n := rng.IntN(5); n {
+		case 0:
+			return nil
+		case 1:
+			return map[string]string{}
+		default:
+			m := map[string]string{}
+			for range rng.IntN(12) + 1 {
+				m[[]string{"Content-Type", "Mcp-Session-Id", "Mcp-Method", "a", "B", "ü", "x\\"}[rng.IntN(7)]+text()] = text()
+			}
+			return m
 		}
-	})
-	b.Run("baseline-encoding-json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			appendInteractionJSON(nil, &in)
-		}
-	})
+	}
+	h := &cassettes.HTTP{URL: text(), Form: text(), Stream: text(), Body: text(), RequestHeaders: headers(), ResponseHeaders: headers()}
+	if rng.IntN(2) == 0 {
+		h.Status = []int{200, 202, 404, -1}[rng.IntN(4)]
+	}
+	for range rng.IntN(3) {
+		h.EventIDs = append(h.EventIDs, text())
+	}
+	return h
 }
 
-// TestAppendFlatKnowsEveryField fails when a field is added to Interaction
-// or Message: appendFlat writes them by hand and must learn it (or leave
-// such interactions to encoding/json, as it does those with HTTP details or
-// a script).
+// BenchmarkAppendInteraction is the encoding of one recorded tools/call,
+// over stdio and over HTTP (with the details a stateless tap records),
+// direct against encoding/json as the baseline.
+func BenchmarkAppendInteraction(b *testing.B) {
+	stdio := benchCassette(1).Interactions[0]
+	http := stdio
+	http.HTTP = &cassettes.HTTP{URL: "/mcp", Status: 200, Form: "sse",
+		RequestHeaders:  map[string]string{"Content-Type": "application/json", "Mcp-Method": "tools/call", "Mcp-Name": "get_weather", "Mcp-Protocol-Version": "2026-07-28"},
+		ResponseHeaders: map[string]string{"Content-Type": "text/event-stream"}}
+	for _, c := range []struct {
+		name string
+		in   *cassettes.Interaction
+	}{{"", &stdio}, {"http-", &http}} {
+		b.Run(c.name+"direct", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				appendInteraction(nil, c.in)
+			}
+		})
+		b.Run(c.name+"direct-reused-buffer", func(b *testing.B) {
+			b.ReportAllocs()
+			var dst []byte
+			for b.Loop() {
+				dst, _ = appendInteraction(dst[:0], c.in)
+			}
+		})
+		b.Run(c.name+"baseline-encoding-json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				appendInteractionJSON(nil, c.in)
+			}
+		})
+	}
+}
+
+// TestAppendFlatKnowsEveryField fails when a field is added to
+// Interaction, Message or HTTP: appendFlat writes them by hand and must
+// learn it (or leave such interactions to encoding/json, as it does those
+// with a script).
 func TestAppendFlatKnowsEveryField(t *testing.T) {
 	names := func(typ reflect.Type) []string {
 		var out []string
@@ -135,6 +182,9 @@ func TestAppendFlatKnowsEveryField(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"from", "atMs", "message", "raw", "batch"}, names(reflect.TypeFor[cassettes.Message]())); diff != "" {
 		t.Errorf("Message's fields changed: teach appendFlatMessage (-known +now):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"url", "status", "form", "stream", "eventIds", "requestHeaders", "responseHeaders", "body"}, names(reflect.TypeFor[cassettes.HTTP]())); diff != "" {
+		t.Errorf("HTTP's fields changed: teach appendFlatHTTP (-known +now):\n%s", diff)
 	}
 }
 
