@@ -200,7 +200,7 @@ func run(w io.Writer, rounds, calls int, only string) error {
 	}
 	fmt.Fprintf(w, "mcpmock benchmarks, %s, %d rounds × %d sequential calls, median of per-round ratios\n\n", time.Now().UTC().Format("2006-01-02"), rounds, calls)
 	var rows []row
-	var cpus []cpuRow
+	var cpus, httpCPUs []cpuRow
 	cassette := filepath.Join(dir, "recorded.json")
 	if want("stdio") || want("replay") || want("scale") {
 		// Record the session the replay benchmark serves.
@@ -270,17 +270,21 @@ func run(w io.Writer, rounds, calls int, only string) error {
 			cpuRow{name: "stdio: the replay's live log (replay less replay --quiet)", a: res[1], b: res[2]})
 	}
 	if want("http") {
-		hr, err := httpGroup(e, rounds, calls, dir)
+		hr, hc, err := httpGroup(e, rounds, calls, dir)
 		if err != nil {
 			return err
 		}
 		rows = append(rows, hr...)
+		httpCPUs = hc
 	}
 	if len(rows) > 0 {
 		printRows(w, rows)
 	}
 	if len(cpus) > 0 {
-		printCPU(w, cpus)
+		printCPU(w, "CPU time a call (rusage of the spawned process and its children)", cpus)
+	}
+	if len(httpCPUs) > 0 {
+		printCPU(w, "CPU time a call of the HTTP service alone (its threads' run time, /proc/PID/task/*/schedstat)", httpCPUs)
 	}
 	if want("scale") {
 		if err := scale(w, dir); err != nil {
@@ -325,8 +329,8 @@ type cpuRow struct {
 	own bool
 }
 
-func printCPU(w io.Writer, rows []cpuRow) {
-	fmt.Fprintln(w, "| CPU time a call (rusage of the spawned process and its children) | median | min–max of rounds | bar |")
+func printCPU(w io.Writer, header string, rows []cpuRow) {
+	fmt.Fprintf(w, "| %s | median | min–max of rounds | bar |\n", header)
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, r := range rows {
 		var xs []float64

@@ -30,6 +30,15 @@ func BenchmarkDescribe(b *testing.B) {
 				Describe(ToServer, msg, time.Millisecond, "")
 			}
 		})
+		// What replay's log costs: the line, to a text handler with the
+		// default rules.
+		b.Run(c.name+"-text-log", func(b *testing.B) {
+			l := slog.New(NewTextHandler(io.Discard))
+			b.ReportAllocs()
+			for b.Loop() {
+				Message(l, ToServer, msg, time.Millisecond, "")
+			}
+		})
 		// What record's log costs: the line, then the handler's pass over
 		// the line and its attributes (Redacting), to a text handler.
 		b.Run(c.name+"-record-log", func(b *testing.B) {
