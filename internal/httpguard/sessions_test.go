@@ -231,3 +231,14 @@ func TestSlotFreedWithoutSession(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOpensSession is the look at each POST without a session id
+// (every request of a 2026-07-28 client): a tools/call, which opens none.
+func BenchmarkOpensSession(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"m4"}}}`)
+	for b.Loop() {
+		if opensSession(body) {
+			b.Fatal("a tools/call opens a session")
+		}
+	}
+}
