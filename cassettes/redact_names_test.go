@@ -2,6 +2,8 @@ package cassettes
 
 import (
 	"encoding/json"
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -238,5 +240,26 @@ func TestRedactSecretNamedValuesOfAnyType(t *testing.T) {
 				t.Errorf("RedactJSON(%s)\n got %s\nwant %s", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRedactURL: a URL is shown without its password and the values of its
+// secret-named query parameters; the rest stays, and what is no URL is
+// redacted by the patterns.
+func TestRedactURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp"},
+		{"https://api.example.com/mcp?api_key=s3cr3t&region=eu", "https://api.example.com/mcp?api_key=%5BREDACTED%5D&region=eu"},
+		{"https://api.example.com/mcp?client_secret=s3cr3t&token=t0k3n", "https://api.example.com/mcp?client_secret=%5BREDACTED%5D&token=%5BREDACTED%5D"},
+		{"https://user:s3cr3t@api.example.com/mcp", "https://user:xxxxx@api.example.com/mcp"},
+		{"::not a url?api_key=s3cr3tvalue", "::not a url?api_key=[REDACTED]"},
+	} {
+		if got := RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	err := RedactURLError(&url.Error{Op: "Post", URL: "https://api.example.com/mcp?api_key=s3cr3t", Err: errors.New("connection refused")})
+	if strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("RedactURLError: %v", err)
 	}
 }

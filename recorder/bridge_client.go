@@ -338,7 +338,7 @@ func (b *clientBridge) post(req *mcpclient.Request, ex uint64, ids []jsonrpc.ID,
 	}
 	var e *mcpclient.Error
 	errors.As(err, &e)
-	server := b.tap.upstream.Redacted()
+	server := b.tap.shown
 	if err == nil || (e != nil && e.Status != 0) {
 		b.reached.Store(true)
 	}
@@ -434,7 +434,7 @@ func (b *clientBridge) getStream() {
 	}})
 	var e *mcpclient.Error
 	if errors.Is(err, mcpclient.ErrTooLong) && errors.As(err, &e) {
-		b.log.Warn(fmt.Sprintf("an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, b.tap.upstream.Redacted(), b.tap.max))
+		b.log.Warn(fmt.Sprintf("an SSE event of %d bytes from the server %s is over the message limit of %d bytes; the stream is cut there", e.Size, b.tap.shown, b.tap.max))
 	}
 }
 

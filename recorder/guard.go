@@ -243,8 +243,8 @@ func (p *streamablePOST) forward(msg []byte) error {
 		if expireJSON() || r.Context().Err() != nil {
 			return nil
 		}
-		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.shown, err))
+		badGateway(w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.shown, err))
 		return err
 	}
 	defer resp.Body.Close()
@@ -342,7 +342,8 @@ func (t *HTTP) forward(ctx context.Context, r *http.Request, msg []byte) (*http.
 	copyHeaders(out.Header, r.Header)
 	out.Header.Del("Accept-Encoding")
 	out.ContentLength = int64(len(msg))
-	return t.client.Do(out)
+	resp, err := t.client.Do(out)
+	return resp, cassettes.RedactURLError(err)
 }
 
 // joinAnswers joins the server's answer (a message or a batch) and the
@@ -388,7 +389,8 @@ func (t *HTTP) postMessage(ctx context.Context, url string, hdr http.Header, msg
 	out.Header.Set("Content-Type", "application/json")
 	out.Header.Set("Accept", "application/json, text/event-stream")
 	out.ContentLength = int64(len(msg))
-	return t.client.Do(out)
+	resp, err := t.client.Do(out)
+	return resp, cassettes.RedactURLError(err)
 }
 
 // postUpstream sends a notification upstream on the client's session (its

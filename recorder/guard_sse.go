@@ -274,8 +274,8 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) (handled bool, err error) {
 	resp, err := t.forward(p.r.Context(), p.r, msg)
 	if err != nil {
 		if p.r.Context().Err() == nil {
-			t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
-			badGateway(p.w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+			t.log.Warn(fmt.Sprintf("upstream %s: %v", t.shown, err))
+			badGateway(p.w, p.body, fmt.Errorf("the upstream server %s did not answer: %w", t.shown, err))
 		}
 		return true, err
 	}
@@ -291,7 +291,7 @@ func (p *messagePOST) forward(t *HTTP, msg []byte) (handled bool, err error) {
 	p.w.WriteHeader(resp.StatusCode)
 	p.w.Write(data)
 	if resp.StatusCode >= 300 {
-		return true, fmt.Errorf("the upstream server %s answered %s", t.upstream.Redacted(), resp.Status)
+		return true, fmt.Errorf("the upstream server %s answered %s", t.shown, resp.Status)
 	}
 	return true, nil
 }

@@ -60,6 +60,7 @@ type HTTPOptions struct {
 // each event flushed at once.
 type HTTP struct {
 	upstream *url.URL
+	shown    string // the upstream URL as messages and errors show it (cassettes.RedactURL)
 	sseURL   *url.URL
 	rec      *Recorder
 	client   *http.Client
@@ -101,7 +102,7 @@ func NewHTTP(upstream string, rec *Recorder, opts *HTTPOptions) (*HTTP, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = httpguard.DefaultMaxBodyBytes
 	}
-	t := &HTTP{upstream: u, rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, maxBody: o.MaxBodyBytes, guard: o.Guard, events: newEventLog(), endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
+	t := &HTTP{upstream: u, shown: cassettes.RedactURL(u.String()), rec: rec, client: o.Client, log: o.Logger, max: o.MaxMessage, maxBody: o.MaxBodyBytes, guard: o.Guard, events: newEventLog(), endpoints: map[string]bool{}, streams: map[uint64]context.CancelFunc{}}
 	t.sseURL = u
 	if !strings.HasSuffix(u.Path, "/sse") {
 		t.sseURL = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/sse"}
@@ -213,12 +214,13 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := t.outRequest(ctx, r, body)
 	resp, err := t.client.Do(out)
+	err = cassettes.RedactURLError(err) // it names the upstream URL
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
-		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: %v", t.shown, err))
+		badGateway(w, body, fmt.Errorf("the upstream server %s did not answer: %w", t.shown, err))
 		return
 	}
 	defer resp.Body.Close()
@@ -255,8 +257,8 @@ func (t *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return
 		}
-		t.log.Warn(fmt.Sprintf("upstream %s: reading its answer: %v", t.upstream.Redacted(), err))
-		badGateway(w, body, fmt.Errorf("the upstream server %s broke off its answer (HTTP %d): %w", t.upstream.Redacted(), resp.StatusCode, err))
+		t.log.Warn(fmt.Sprintf("upstream %s: reading its answer: %v", t.shown, err))
+		badGateway(w, body, fmt.Errorf("the upstream server %s broke off its answer (HTTP %d): %w", t.shown, resp.StatusCode, err))
 		return
 	}
 	if mcp {
@@ -287,7 +289,7 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 	if resp.ContentLength > 0 {
 		size = fmt.Sprintf("%d bytes", resp.ContentLength)
 	}
-	t.log.Warn(fmt.Sprintf("an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.upstream.Redacted(), r.Method, r.URL.Path, t.max))
+	t.log.Warn(fmt.Sprintf("an answer of %s from the upstream %s (%s %s) is over the message limit of %d bytes: it is passed on as it comes, and not recorded", size, t.shown, r.Method, r.URL.Path, t.max))
 	if mcp {
 		t.rec.ObserveHTTPResponse(HTTPNote{Exchange: ex, Status: resp.StatusCode, Form: form, respHeader: resp.Header}, t.rec.now())
 		t.rec.ObserveHTTP(cassettes.FromServer, fmt.Appendf(nil, "[mcpmock: an answer of %s passed; it is over the recording limit of %d bytes and was not kept]", size, t.max), t.rec.now(), HTTPNote{Exchange: ex})
@@ -303,7 +305,7 @@ func (t *HTTP) forwardLong(w http.ResponseWriter, r *http.Request, resp *http.Re
 	}
 	if _, err := io.Copy(w, resp.Body); err != nil && r.Context().Err() == nil {
 		// Too late for a 502: the client sees the answer broken off.
-		t.log.Warn(fmt.Sprintf("upstream %s: passing on its answer: %v", t.upstream.Redacted(), err))
+		t.log.Warn(fmt.Sprintf("upstream %s: passing on its answer: %v", t.shown, err))
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -517,7 +519,7 @@ func (t *HTTP) forwardRaw(w http.ResponseWriter, r *http.Request, resp *http.Res
 			// gets more than the limit and a read of it, and what the
 			// client got and the cassette hold stay the same.
 			if d.Over() || slices.ContainsFunc(evs, func(ev jsonrpc.Event) bool { return ev.TooLong }) {
-				t.log.Error(fmt.Sprintf("an SSE event from the upstream %s is over the message limit of %d bytes; the stream to the client is cut there", t.upstream.Redacted(), t.max))
+				t.log.Error(fmt.Sprintf("an SSE event from the upstream %s is over the message limit of %d bytes; the stream to the client is cut there", t.shown, t.max))
 				return
 			}
 			for _, ev := range evs {

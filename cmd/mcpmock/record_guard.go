@@ -87,7 +87,7 @@ func (f *guardFlags) apply(so *recorder.StdioOptions, h *recordHTTPFlags, stderr
 	if f.pin != "" {
 		o.PinFile, o.PinUpdate = f.pin, f.pinUpdate
 		if h.upstream != "" {
-			o.PinSource = redactURL(h.upstream)
+			o.PinSource = cassettes.RedactURL(h.upstream)
 		} else {
 			argv, _ := cassettes.RedactArgs(f.fs.Args())
 			o.PinSource = strings.Join(argv, " ")

@@ -51,7 +51,7 @@ func (f *recordHTTPFlags) enabled() bool { return f.upstream != "" || f.listen !
 // (secrets in the query redacted), and the client-facing transport.
 func (f *recordHTTPFlags) meta(m *cassettes.Meta) {
 	if f.upstream != "" {
-		m.Server = []string{redactURL(f.upstream)}
+		m.Server = []string{cassettes.RedactURL(f.upstream)}
 	}
 	if f.listen != "" {
 		m.Transport = "streamable-http"
@@ -59,27 +59,6 @@ func (f *recordHTTPFlags) meta(m *cassettes.Meta) {
 			m.Transport = "sse"
 		}
 	}
-}
-
-// redactURL hides the password and the secret-looking query parameters of
-// a URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	q := u.Query()
-	changed := false
-	for k := range q {
-		if cassettes.SecretName(k) {
-			q.Set(k, cassettes.Redacted)
-			changed = true
-		}
-	}
-	if changed {
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }
 
 // shutdownGrace is how long requests in flight have to finish once record

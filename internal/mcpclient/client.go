@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
@@ -131,7 +132,7 @@ func New(rawURL string, opts *Options) (*Client, error) {
 }
 
 // URL returns the server's URL, its password redacted, as errors name it.
-func (c *Client) URL() string { return c.url.Redacted() }
+func (c *Client) URL() string { return cassettes.RedactURL(c.url.String()) }
 
 // Session returns the session id that the server gave ("" for none).
 func (c *Client) Session() string {
@@ -410,6 +411,7 @@ func (c *Client) Do(r *Request, h *Handler) error {
 		return c.doLegacy(r, h)
 	}
 	resp, err := c.http.Do(r.HTTP)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		return c.fail(r.HTTP, 0, err)
 	}
@@ -620,6 +622,7 @@ func (x *exchange) resume(stream Stream) error {
 	req.Header.Set(mcp.HeaderLastEventID, x.last)
 	last := x.last
 	resp, err := x.c.http.Do(req)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		x.last = ""
 		return nil

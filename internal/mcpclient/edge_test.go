@@ -494,3 +494,26 @@ func TestAutoNoEndpoint(t *testing.T) {
 		t.Errorf("Transport() = %v, want Streamable", c.Transport())
 	}
 }
+
+// TestErrorsHideURLSecrets: an error of a server that does not answer names
+// its URL without the password and the values of secret-named query
+// parameters, as URL does.
+func TestErrorsHideURLSecrets(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.Listener.Addr().String()
+	srv.Close() // nothing listens there now
+	c, err := mcpclient.New("http://user:pa55word@"+addr+"/mcp?api_key=k3y-value&region=eu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Post(t.Context(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), &mcpclient.Handler{})
+	if err == nil {
+		t.Fatal("a post to a closed port succeeded")
+	}
+	for _, shown := range []string{err.Error(), c.URL()} {
+		if strings.Contains(shown, "pa55word") || strings.Contains(shown, "k3y-value") || !strings.Contains(shown, "region=eu") {
+			t.Errorf("%q shows a secret or not the URL", shown)
+		}
+	}
+}

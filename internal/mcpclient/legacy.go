@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
@@ -86,6 +87,7 @@ func (c *Client) openLegacy(ctx context.Context) (*legacyStream, error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.http.Do(req)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil {
@@ -287,6 +289,7 @@ func (c *Client) doLegacy(r *Request, h *Handler) error {
 		defer ls.remove(w)
 	}
 	resp, err := c.http.Do(r.HTTP)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		return c.fail(r.HTTP, 0, err)
 	}

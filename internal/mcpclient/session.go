@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpmock/mcpmock/cassettes"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
@@ -38,6 +39,7 @@ func (c *Client) Listen(ctx context.Context, h *Handler) error {
 	c.setHeaders(req.Header, nil, false)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.http.Do(req)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -96,6 +98,7 @@ func (c *Client) delete(session string) error {
 	c.setHeaders(req.Header, nil, false)
 	req.Header.Set(mcp.HeaderSessionID, session)
 	resp, err := c.http.Do(req)
+	err = cassettes.RedactURLError(err) // it names the server's URL
 	if err != nil {
 		return c.fail(req, 0, err)
 	}
