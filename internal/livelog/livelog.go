@@ -42,10 +42,10 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 		return
 	}
 	rd := redactorOf(l)
-	line, level, attrs := describe(rd, dir, msg, latency, note)
+	msg = redactMessage(rd, msg)
+	line, level, attrs := describeRedacted(rd, dir, msg, latency, note)
 	if v, ok := l.Handler().(Viewer); ok && v.TakesMessages() {
-		full, _ := rd.RedactJSON(msg.Raw)
-		attrs = append(attrs, slog.Any(MessageKey, json.RawMessage(full)), slog.String(NoteKey, note))
+		attrs = append(attrs, slog.Any(MessageKey, msg.Raw), slog.String(NoteKey, note))
 	}
 	l.LogAttrs(context.Background(), level, line, attrs...)
 }
@@ -93,7 +93,11 @@ func Describe(dir string, msg *jsonrpc.Message, latency time.Duration, note stri
 // describe is Describe by the rules of rd: the message is redacted first,
 // as a cassette would hold it, then described.
 func describe(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
-	msg = redactMessage(rd, msg)
+	return describeRedacted(rd, dir, redactMessage(rd, msg), latency, note)
+}
+
+// describeRedacted is describe of a message that rd has redacted already.
+func describeRedacted(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
 	line, level := appendLine(nil, rd, dir, msg, latency, note)
 	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
 	if !msg.ID.IsZero() {

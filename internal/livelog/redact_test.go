@@ -109,10 +109,16 @@ func TestRedactingHidesValues(t *testing.T) {
 	}
 }
 
+// viewer is a handler that takes messages whole, as the web view does.
+type viewer struct{ slog.Handler }
+
+func (viewer) TakesMessages() bool { return true }
+
 // TestRedactingHidesPaths: the paths of the rules (--redact-path) are paths
 // into each whole message, as in the cassette: the line of a message hides
 // what they name, in a tool's arguments, another request's params, a
-// result and an error, on the text and the JSON handler.
+// result and an error, on the text and the JSON handler, and in the whole
+// message that the web view takes.
 func TestRedactingHidesPaths(t *testing.T) {
 	const value = "123-45-6789"
 	rd, err := cassettes.NewRedactor(cassettes.DefaultRedactRules().Merge(&cassettes.RedactRules{Paths: []string{
@@ -132,6 +138,8 @@ func TestRedactingHidesPaths(t *testing.T) {
 		for name, h := range map[string]func(*bytes.Buffer) slog.Handler{
 			"text": func(b *bytes.Buffer) slog.Handler { return NewTextHandler(b) },
 			"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+			// The web view's live log: each message whole, as MessageKey.
+			"viewer": func(b *bytes.Buffer) slog.Handler { return viewer{slog.NewJSONHandler(b, nil)} },
 		} {
 			dir := ToClient
 			if strings.Contains(raw, `"method"`) {
@@ -141,6 +149,8 @@ func TestRedactingHidesPaths(t *testing.T) {
 			Message(Redacting(slog.New(h(&b)), rd), dir, parse(t, raw), 0, "")
 			if out := b.String(); strings.Contains(out, value) || !strings.Contains(out, cassettes.Redacted) {
 				t.Errorf("%s: %s\nthe line shows the value or no redaction: %s", name, raw, out)
+			} else if name == "viewer" && !strings.Contains(out, `"`+MessageKey+`":{"jsonrpc"`) {
+				t.Errorf("the viewer got no message: %s", out)
 			}
 		}
 	}
