@@ -159,6 +159,10 @@ type Redactor struct {
 	edits    []edit
 	patterns []*pattern
 	values   []string
+	// short, when not nil, marks the bytes of which every match of a
+	// pattern and every literal value holds one (pattern.needs, a value's
+	// first byte): a short string that holds none needs no scan (clear).
+	short *[256]bool
 	// cache maps a message's bytes (by address and length: recorded
 	// messages never change) to its redacted form.
 	cache map[msgKey]json.RawMessage
@@ -166,8 +170,11 @@ type Redactor struct {
 	find func(Secret)
 	// uncached says message does not use cache (RedactInteraction).
 	uncached bool
-	at       int
-	part     string
+	// value says message redacts a value shown apart from its message
+	// (RedactValue): no member is the message's own, and no path applies.
+	value bool
+	at    int
+	part  string
 	// scratches are copies of the redactor for RedactJSON and RedactText
 	// (scratch), kept for the next call: the live log calls both for
 	// every message, and a new copy each time was most of what the log of
@@ -229,6 +236,7 @@ func newRedactor(rules *RedactRules, lenient bool) (*Redactor, error) {
 		}
 		rd.values = append(rd.values, v)
 	}
+	rd.short = shortFilter(rd.patterns, rd.values)
 	for _, p := range rules.Paths {
 		if strings.TrimSpace(p) == "" {
 			if lenient {
@@ -301,6 +309,43 @@ func (rd *Redactor) RedactJSON(raw []byte) ([]byte, int) {
 	return c.message(raw, false)
 }
 
+// RedactValue returns the JSON value raw, shown apart from the message
+// that holds it (a request's arguments, a result), with every secret that
+// the rules know inside it replaced as RedactJSON replaces it in the whole
+// message, and how many it replaced; raw itself when there are none. The
+// rules' paths, which are paths into a whole message, are not applied,
+// nor the rule of the member that holds raw: Local says when a value can
+// be redacted apart. It is safe for concurrent use. raw must be valid
+// JSON.
+func (rd *Redactor) RedactValue(raw []byte) ([]byte, int) {
+	if len(raw) == 0 {
+		return raw, 0
+	}
+	c := rd.scratch()
+	defer rd.release(c)
+	c.value = true
+	return c.message(raw, false)
+}
+
+// Local reports whether the rules hide the same in a value redacted apart
+// (RedactValue, RedactText) as in the whole message that holds it under
+// the members names: they have no paths, and none of names is a secret's.
+// What a message's log line shows of it (its arguments, the text of its
+// result) is redacted apart when the rules are local to those members;
+// most messages hide no secret, and the line's few short parts cost less
+// to look at than the whole message.
+func (rd *Redactor) Local(names ...string) bool {
+	if len(rd.rules.Paths) > 0 {
+		return false
+	}
+	for _, n := range names {
+		if rd.secretMember(n) {
+			return false
+		}
+	}
+	return true
+}
+
 // RedactText returns s with the literal values and the patterns of the
 // rules replaced by Redacted, and how many it replaced. It is safe for
 // concurrent use.
@@ -327,7 +372,7 @@ func (rd *Redactor) scratch() *Redactor {
 // release keeps a copy that scratch returned for the next call.
 func (rd *Redactor) release(c *Redactor) {
 	if rd.scratches != nil {
-		c.part = ""
+		c.part, c.value = "", false
 		rd.scratches.Put(c)
 	}
 }

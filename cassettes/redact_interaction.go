@@ -123,6 +123,9 @@ func sortedKeys(m map[string]string) []string {
 // text redacts a plain string (a raw line, a header value, a server's
 // command line) by the literal values and the patterns.
 func (rd *Redactor) text(s string) (string, int) {
+	if rd.clear(s) {
+		return s, 0
+	}
 	n := 0
 	for _, v := range rd.values {
 		if c := strings.Count(s, v); c > 0 {
@@ -161,6 +164,9 @@ func (rd *Redactor) text(s string) (string, int) {
 // mayHoldText reports whether s holds a literal value or a place where a
 // pattern can start.
 func (rd *Redactor) mayHoldText(s string) bool {
+	if rd.clear(s) {
+		return false
+	}
 	for _, v := range rd.values {
 		if strings.Contains(s, v) {
 			return true
@@ -172,4 +178,42 @@ func (rd *Redactor) mayHoldText(s string) bool {
 		}
 	}
 	return false
+}
+
+// shortLen is the longest string that clear looks at byte by byte; a
+// longer one is scanned for each pattern (strings.IndexByte and its kin,
+// vectorised), which costs more than a byte-wise loop only on strings
+// shorter than about this: a tool's name, an argument, a short answer.
+const shortLen = 128
+
+// shortFilter returns Redactor.short for patterns and values; nil when a
+// pattern's needs are unknown.
+func shortFilter(patterns []*pattern, values []string) *[256]bool {
+	var t [256]bool
+	for _, p := range patterns {
+		if p.needs == "" {
+			return nil
+		}
+		for i := range len(p.needs) {
+			t[p.needs[i]] = true
+		}
+	}
+	for _, v := range values {
+		t[v[0]] = true
+	}
+	return &t
+}
+
+// clear reports whether s is short and holds no byte that a literal value
+// or a match of a pattern needs: no secret that the rules' text finds.
+func (rd *Redactor) clear(s string) bool {
+	if rd.short == nil || len(s) > shortLen {
+		return false
+	}
+	for i := range len(s) {
+		if rd.short[s[i]] {
+			return false
+		}
+	}
+	return true
 }

@@ -38,7 +38,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		whole, anyValue = quotedPlaceholder, quotedAny
 	}
 	for _, p := range rd.rules.Paths {
-		if p == "" {
+		if p == "" || rd.value {
 			continue
 		}
 		res := gjson.GetBytes(raw, p)
@@ -75,10 +75,13 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 	}
 	where := func(path []string) string { return rd.part + " " + strings.Join(path, ".") }
 	walkValues(raw, func(path []string, start, end int) {
-		if path[0] == "jsonrpc" || path[0] == "method" {
+		if !rd.value && (path[0] == "jsonrpc" || path[0] == "method") {
 			return
 		}
-		name := path[len(path)-1]
+		name := ""
+		if len(path) > 0 { // a value's own string
+			name = path[len(path)-1]
+		}
 		member := members && rd.secretMember(name)
 		if !member && !texts {
 			return
@@ -116,7 +119,7 @@ func (rd *Redactor) message(raw json.RawMessage, request bool) (json.RawMessage,
 		// replaced whole (a password of digits, "credentials": {...}),
 		// except in a JSON Schema's map of property names, where the
 		// value describes the secret and holds none.
-		if !members || path[0] == "jsonrpc" {
+		if !members || !rd.value && path[0] == "jsonrpc" {
 			return
 		}
 		name := path[len(path)-1]

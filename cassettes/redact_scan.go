@@ -34,6 +34,10 @@ type pattern struct {
 	// prefix, for a pattern without a finder, is a literal every match
 	// starts with ("" when none).
 	prefix string
+	// needs are bytes of which every match holds one at least ("" when
+	// unknown): a short string with none of them holds no match
+	// (Redactor.short).
+	needs string
 }
 
 type candidate struct{ start, resume int }
@@ -65,11 +69,11 @@ func compileNewPattern(expr string) (*pattern, error) {
 	p := &pattern{re: re}
 	if f, ok := finders[expr]; ok {
 		p.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
-		p.candidates, p.wordStart, p.may = f.candidates, f.wordStart, f.may
+		p.candidates, p.wordStart, p.may, p.needs = f.candidates, f.wordStart, f.may, f.needs
 		return p, nil
 	}
 	if prefix, _ := re.LiteralPrefix(); prefix != "" {
-		p.prefix = prefix
+		p.prefix, p.needs = prefix, prefix[:1]
 	}
 	return p, nil
 }
@@ -129,25 +133,29 @@ type finder struct {
 	candidates func(s string) []candidate
 	wordStart  bool
 	may        func(s string) bool // see pattern.may
+	needs      string              // see pattern.needs
 }
 
 // finders are the candidate scans of the default patterns, by expression
 // (DefaultRedactRules). Each returns every position where its pattern can
 // start a match; missing one would miss a secret, so each is the plain
 // literal that every match starts with, or a check that every match
-// passes.
+// passes. Their needs are the rarest bytes of what every match holds
+// (the I of AKIA and AIza, the dash after xox, the slash of "://"), chosen
+// so that what most short strings hold (a tool's name, "text", a number)
+// has none.
 var finders = map[string]finder{
-	`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`:                                   {bearerCandidates, true, mayBearer},
-	`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`:            {jwtCandidates, true, contains(".eyJ")},
-	`\bsk-[A-Za-z0-9_-]{20,}`:                                                    {literal("sk-"), true, contains("sk-")},
-	`\bgh[pousr]_[A-Za-z0-9]{30,}`:                                               {ghCandidates, true, mayGH},
-	`\bgithub_pat_[A-Za-z0-9_]{22,}`:                                             {literal("github_pat_"), true, contains("github_pat_")},
-	`\bAKIA[0-9A-Z]{16}\b`:                                                       {literal("AKIA"), true, contains("AKIA")},
-	`\bxox[abposr]-[A-Za-z0-9-]{10,}`:                                            {literal("xox"), true, contains("xox")},
-	`\bAIza[0-9A-Za-z_-]{35}`:                                                    {literal("AIza"), true, contains("AIza")},
-	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`: {pemCandidates, false, contains("-----BEGIN ")},
-	`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`: {queryCandidates, false, mayQuery},
-	`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`:                                                           {userinfoCandidates, false, mayUserinfo},
+	`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`:                                   {bearerCandidates, true, mayBearer, "bB"},
+	`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`:            {jwtCandidates, true, contains(".eyJ"), "."},
+	`\bsk-[A-Za-z0-9_-]{20,}`:                                                    {literal("sk-"), true, contains("sk-"), "-"},
+	`\bgh[pousr]_[A-Za-z0-9]{30,}`:                                               {ghCandidates, true, mayGH, "_"},
+	`\bgithub_pat_[A-Za-z0-9_]{22,}`:                                             {literal("github_pat_"), true, contains("github_pat_"), "_"},
+	`\bAKIA[0-9A-Z]{16}\b`:                                                       {literal("AKIA"), true, contains("AKIA"), "I"},
+	`\bxox[abposr]-[A-Za-z0-9-]{10,}`:                                            {literal("xox"), true, contains("xox"), "-"},
+	`\bAIza[0-9A-Za-z_-]{35}`:                                                    {literal("AIza"), true, contains("AIza"), "I"},
+	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`: {pemCandidates, false, contains("-----BEGIN "), "-"},
+	`(?i)[?&](?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|sig|signature|key)=([^&#\s"]+)`: {queryCandidates, false, mayQuery, "?&"},
+	`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@`:                                                           {userinfoCandidates, false, mayUserinfo, "/"},
 }
 
 // The finders' may (pattern.may): each is true where its finder finds a

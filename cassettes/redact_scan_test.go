@@ -29,11 +29,7 @@ func TestFindersMatchRegexps(t *testing.T) {
 		}
 		found := 0
 		for range 20000 {
-			var b strings.Builder
-			for range rng.IntN(24) {
-				b.WriteString(pieces[rng.IntN(len(pieces))])
-			}
-			s := b.String()
+			s := joinRandom(rng, pieces, 24)
 			if len(p.candidates(s)) > 0 && !p.may(s) {
 				t.Fatalf("pattern %q on %q: candidates, where may says none", expr, s)
 			}
@@ -41,6 +37,11 @@ func TestFindersMatchRegexps(t *testing.T) {
 			got := p.findAll(s)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("pattern %q on %q (-regexp +finder):\n%s", expr, s, diff)
+			}
+			for _, loc := range want {
+				if !strings.ContainsAny(s[loc[0]:loc[1]], p.needs) {
+					t.Fatalf("pattern %q: the match %q holds none of its needs %q", expr, s[loc[0]:loc[1]], p.needs)
+				}
 			}
 			found += len(want)
 		}
@@ -84,4 +85,54 @@ func TestPatternsCompiledOnce(t *testing.T) {
 			t.Fatal("a bad pattern compiled")
 		}
 	}
+}
+
+// A short string is looked at byte by byte first (Redactor.clear): what it
+// hides is what the scans of every pattern hide, for the default rules,
+// with literal values, and for a pattern whose needs are unknown.
+func TestShortStringsRedactAlike(t *testing.T) {
+	pieces := []string{"Bearer ", "bearer", "eyJabcdefgh", ".eyJ", "abcdefgh", ".", "sk-", "ghp_", "github_pat_", "AKIA",
+		"AIza", "0123456789ABCDEF", "xoxb-", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "?token=",
+		"&key=", "https://", "user:pw@", "tok-", "hunter2", "echo", "text", " ", "\n", "é", "m0", "_", "-", "/", "?", "&"}
+	for _, rules := range []*RedactRules{
+		DefaultRedactRules(),
+		DefaultRedactRules().Merge(&RedactRules{Values: []string{"hunter2"}}),
+		DefaultRedactRules().Merge(&RedactRules{Patterns: []string{`(?i)tok-[a-z]+`}}),
+	} {
+		rd, err := NewRedactor(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan := *rd
+		scan.short = nil
+		if rd.short == nil && len(rules.Patterns) == len(DefaultRedactRules().Patterns) {
+			t.Fatalf("rules %v: no byte filter", rules)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		found := 0
+		for range 20000 {
+			s := joinRandom(rng, pieces, 10)
+			got, n := rd.text(s)
+			want, m := scan.text(s)
+			if got != want || n != m {
+				t.Fatalf("rules %v on %q: %q (%d), scanned %q (%d)", rules, s, got, n, want, m)
+			}
+			if rd.mayHoldText(s) != scan.mayHoldText(s) && m > 0 {
+				t.Fatalf("rules %v on %q: may hold no secret, where the scan finds %d", rules, s, m)
+			}
+			found += m
+		}
+		if found == 0 {
+			t.Errorf("rules %v: no string of the test held a secret", rules)
+		}
+	}
+}
+
+// joinRandom joins fewer than n pieces drawn at random.
+func joinRandom(rng *rand.Rand, pieces []string, n int) string {
+	var b strings.Builder
+	for range rng.IntN(n) {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
 }

@@ -37,8 +37,8 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	if h, rd, again := textHandlerOf(l); h != nil {
-		h.message(rd, again, dir, msg, latency, note)
+	if h, rules := textHandlerOf(l); h != nil {
+		h.message(rules, dir, msg, latency, note)
 		return
 	}
 	rd := redactorOf(l)
@@ -51,22 +51,39 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 }
 
 // textHandlerOf returns the TextHandler that l writes to, itself or behind
-// Redacting, with the rules of its lines and whether the handler in front
-// redacts each record's text again; nil for any other handler. A text
+// Redacting, with the rules of its lines; nil for any other handler. A text
 // handler shows the line alone, so Message writes it straight, without the
 // attributes and the record that the other handlers need: the log of every
 // message a tap forwards or a replay answers costs that much less.
-func textHandlerOf(l *slog.Logger) (*TextHandler, *cassettes.Redactor, bool) {
+func textHandlerOf(l *slog.Logger) (*TextHandler, lineRules) {
 	switch h := l.Handler().(type) {
 	case *TextHandler:
-		return h, cassettes.DefaultRedactor(), false
+		return h, lineRules{rd: cassettes.DefaultRedactor(), local: defaultLocal()}
 	case *redactHandler:
 		if t, ok := h.next.(*TextHandler); ok {
-			return t, h.rd, true
+			return t, lineRules{rd: h.rd, again: true, local: h.local}
 		}
 	}
-	return nil, nil, false
+	return nil, lineRules{}
 }
+
+// lineRules are the rules that a text handler's lines are redacted by.
+type lineRules struct {
+	rd *cassettes.Redactor
+	// again says that the handler in front redacts each record's text
+	// again (Redacting).
+	again bool
+	// local says that rd hides the same in what a line shows of a message
+	// redacted apart as in the whole message (cassettes.Redactor.Local).
+	local bool
+}
+
+// lineMembers are the members on the way to what a line shows of a message
+// (appendLine).
+var lineMembers = []string{"id", "params", "name", "arguments", "error", "message", "result", "content", "text", "type", "mimeType", "isError"}
+
+// defaultLocal is lineRules.local of the default rules.
+var defaultLocal = sync.OnceValue(func() bool { return cassettes.DefaultRedactor().Local(lineMembers...) })
 
 // A Viewer is a slog.Handler that shows messages whole (the web view of
 // mcpmock view, live): Message adds each message to its record, redacted as
@@ -98,7 +115,7 @@ func describe(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency 
 
 // describeRedacted is describe of a message that rd has redacted already.
 func describeRedacted(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) (string, slog.Level, []slog.Attr) {
-	line, level := appendLine(nil, rd, dir, msg, latency, note)
+	line, level := appendLine(nil, shown{rd: rd, whole: true}, dir, msg, latency, note)
 	attrs := []slog.Attr{slog.String("dir", dirName(dir)), slog.String("kind", msg.Kind().String())}
 	if !msg.ID.IsZero() {
 		attrs = append(attrs, slog.String("id", string(msg.ID)))
@@ -125,13 +142,13 @@ func describeRedacted(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, 
 	return string(line), level, attrs
 }
 
-// appendLine appends the log line of msg, already redacted by rd, and
+// appendLine appends the log line of msg, its secrets hidden by sh, and
 // returns its level (warnings for errors).
-func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, latency time.Duration, note string) ([]byte, slog.Level) {
+func appendLine(b []byte, sh shown, dir string, msg *jsonrpc.Message, latency time.Duration, note string) ([]byte, slog.Level) {
 	b = append(b, dir...)
 	if !msg.ID.IsZero() {
 		b = append(b, ' ')
-		b = append(b, msg.ID...)
+		b = sh.appendID(b, msg.ID)
 	}
 	level := slog.LevelInfo
 	switch msg.Kind() {
@@ -140,12 +157,12 @@ func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Messa
 		b = append(b, msg.Method...)
 		if tool, args := toolCall(msg); tool != "" {
 			b = append(b, ' ')
-			b = append(b, tool...)
+			b = append(b, sh.text(tool)...)
 			b = append(b, ' ')
-			b = appendShort(b, rd, args, 80)
+			b = appendShort(b, sh.rd, sh.value(args), 80)
 		} else if msg.Method != "tools/call" && len(msg.Params) > 0 && !strings.HasPrefix(msg.Method, "notifications/") {
 			at := len(b)
-			b = appendShort(append(b, ' '), rd, withoutMeta(msg.Params), 60)
+			b = appendShort(append(b, ' '), sh.rd, sh.value(withoutMeta(msg.Params)), 60)
 			if string(b[at+1:]) == "{}" {
 				b = b[:at]
 			}
@@ -156,16 +173,16 @@ func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Messa
 			b = append(b, " ✗ error "...)
 			b = strconv.AppendInt(b, int64(msg.Error.Code), 10)
 			b = append(b, ": "...)
-			b = append(b, firstLine(msg.Error.Message)...)
+			b = append(b, firstLine(sh.text(msg.Error.Message))...)
 		} else if text, isErr := toolError(msg.Result); isErr {
 			level = slog.LevelWarn
 			b = append(b, " ✗ tool error: "...)
-			b = shorten(cassettefile.AppendQuotedHTML(b, text), len(b), rd, 80)
+			b = shorten(cassettefile.AppendQuotedHTML(b, sh.text(text)), len(b), sh.rd, 80)
 		} else {
-			b = appendSummary(append(b, " result "...), rd, msg.Result)
+			b = appendSummary(append(b, " result "...), sh, msg.Result)
 		}
 	default:
-		b = appendShort(append(b, " invalid message "...), rd, msg.Raw, 80)
+		b = appendShort(append(b, " invalid message "...), sh.rd, sh.message(msg.Raw), 80)
 	}
 	if latency > 0 {
 		b = append(b, " ("...)
@@ -178,6 +195,59 @@ func appendLine(b []byte, rd *cassettes.Redactor, dir string, msg *jsonrpc.Messa
 		b = append(b, ']')
 	}
 	return b, level
+}
+
+// shown hides the secrets of what a line shows of a message, by the rules
+// of rd. A message redacted whole already (redactMessage) holds none that
+// rd knows (whole). Else (a text log, by rules local to the members that
+// lead to what a line shows: lineMembers) each part is redacted apart: a
+// line shows a few short parts of a message, where every request of the
+// 2026-07-28 era repeats the client's capabilities, and most messages hold
+// no secret to find. Each part is cut (shorten) and its text checked after
+// all the same.
+type shown struct {
+	rd    *cassettes.Redactor
+	whole bool
+}
+
+// text returns the string t with its secrets hidden.
+func (sh shown) text(t string) string {
+	if sh.whole {
+		return t
+	}
+	out, _ := sh.rd.RedactText(t)
+	return out
+}
+
+// value returns the JSON value raw, a member of the message, with its
+// secrets hidden.
+func (sh shown) value(raw []byte) []byte {
+	if sh.whole || len(raw) == 0 {
+		return raw
+	}
+	out, _ := sh.rd.RedactValue(raw)
+	return out
+}
+
+// message returns the message raw with its secrets hidden.
+func (sh shown) message(raw []byte) []byte {
+	if sh.whole || len(raw) == 0 {
+		return raw
+	}
+	out, _ := sh.rd.RedactJSON(raw)
+	return out
+}
+
+// appendID appends a message's id, a string with its secrets hidden.
+func (sh shown) appendID(b []byte, id jsonrpc.ID) []byte {
+	if !sh.whole && len(id) > 0 && id[0] == '"' {
+		if s, ok := jsonrpc.UnquoteView(unsafe.Slice(unsafe.StringData(string(id)), len(id))); ok {
+			if out, n := sh.rd.RedactText(s); n > 0 {
+				return cassettefile.AppendQuoted(b, out)
+			}
+		}
+	}
+	return append(b, id...)
 }
 
 // Raw logs a line that is not JSON-RPC.
@@ -284,7 +354,7 @@ func toolError(result json.RawMessage) (string, bool) {
 
 // appendSummary appends a result shortened for the log: the content of a
 // tool result, anything else without its _meta.
-func appendSummary(b []byte, rd *cassettes.Redactor, result json.RawMessage) []byte {
+func appendSummary(b []byte, sh shown, result json.RawMessage) []byte {
 	var few [4]block
 	blocks := few[:0]
 	ok := isObject(result) || string(result) == "null"
@@ -301,16 +371,16 @@ func appendSummary(b []byte, rd *cassettes.Redactor, result json.RawMessage) []b
 		})
 	}
 	if !ok || len(blocks) == 0 {
-		return appendShort(b, rd, withoutMeta(result), 60)
+		return appendShort(b, sh.rd, sh.value(withoutMeta(result)), 60)
 	}
 	for i, c := range blocks {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		if c.typ == "text" {
-			b = shorten(cassettefile.AppendQuotedHTML(b, c.text), len(b), rd, 60)
+			b = shorten(cassettefile.AppendQuotedHTML(b, sh.text(c.text)), len(b), sh.rd, 60)
 		} else {
-			b = append(b, strings.TrimSpace(c.typ+" "+c.mimeType)...)
+			b = append(b, strings.TrimSpace(sh.text(c.typ)+" "+sh.text(c.mimeType))...)
 		}
 	}
 	return b
@@ -495,13 +565,16 @@ func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
 // lineBufs are the buffers that the lines of messages are made in.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// message writes the line of a message, by the rules of rd, and again (as
-// the redacting handler in front would) when again.
-func (h *TextHandler) message(rd *cassettes.Redactor, again bool, dir string, msg *jsonrpc.Message, latency time.Duration, note string) error {
+// message writes the line of a message, redacted by rules.
+func (h *TextHandler) message(rules lineRules, dir string, msg *jsonrpc.Message, latency time.Duration, note string) error {
 	buf := lineBufs.Get().(*[]byte)
-	line, level := appendLine((*buf)[:0], rd, dir, redactMessage(rd, msg), latency, note)
-	if again && len(line) > 0 { // read in place, as shorten does
-		if s, n := rd.RedactText(unsafe.String(&line[0], len(line))); n > 0 {
+	sh := shown{rd: rules.rd, whole: !rules.local}
+	if sh.whole {
+		msg = redactMessage(rules.rd, msg)
+	}
+	line, level := appendLine((*buf)[:0], sh, dir, msg, latency, note)
+	if rules.again && len(line) > 0 { // read in place, as shorten does
+		if s, n := rules.rd.RedactText(unsafe.String(&line[0], len(line))); n > 0 {
 			line = append(line[:0], s...)
 		}
 	}
@@ -568,7 +641,7 @@ func KeepsNothing(l *slog.Logger) bool {
 	if Off(l) {
 		return true
 	}
-	h, _, _ := textHandlerOf(l)
+	h, _ := textHandlerOf(l)
 	return h != nil
 }
 

@@ -19,7 +19,7 @@ import (
 // lines of Message and Raw are redacted before they are shortened, so that
 // no secret is shown in part.
 func Redacting(l *slog.Logger, rd *cassettes.Redactor) *slog.Logger {
-	return slog.New(&redactHandler{next: l.Handler(), rd: rd})
+	return slog.New(&redactHandler{next: l.Handler(), rd: rd, local: rd.Local(lineMembers...)})
 }
 
 // redactorOf returns the rules of l's lines.
@@ -34,6 +34,8 @@ func redactorOf(l *slog.Logger) *cassettes.Redactor {
 type redactHandler struct {
 	next slog.Handler
 	rd   *cassettes.Redactor
+	// local is lineRules.local of rd.
+	local bool
 }
 
 // TakesMessages passes on what the next handler asks (Viewer).
@@ -61,11 +63,11 @@ func (h *redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	for i, a := range attrs {
 		out[i] = h.attr(a)
 	}
-	return &redactHandler{next: h.next.WithAttrs(out), rd: h.rd}
+	return &redactHandler{next: h.next.WithAttrs(out), rd: h.rd, local: h.local}
 }
 
 func (h *redactHandler) WithGroup(name string) slog.Handler {
-	return &redactHandler{next: h.next.WithGroup(name), rd: h.rd}
+	return &redactHandler{next: h.next.WithGroup(name), rd: h.rd, local: h.local}
 }
 
 // attr redacts the text of an attribute: strings, errors and groups.
