@@ -1,12 +1,14 @@
 package cassettes
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
@@ -323,6 +325,18 @@ func (rd *Redactor) RedactValue(raw []byte) ([]byte, int) {
 	}
 	c := rd.scratch()
 	defer rd.release(c)
+	if v := bytes.TrimSpace(raw); len(v) > 0 && v[0] == '"' {
+		// A string alone: its text, as the walk of a message reads the
+		// strings inside it (a result may be one).
+		s, ok := jsonrpc.UnquoteView(v)
+		if !ok {
+			return raw, 0
+		}
+		if out, n := c.text(s); n > 0 {
+			return quote(out), n
+		}
+		return raw, 0
+	}
 	c.value = true
 	return c.message(raw, false)
 }

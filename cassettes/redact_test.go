@@ -256,3 +256,26 @@ func TestMayHoldSecretMemberNeverMissesOne(t *testing.T) {
 		t.Fatalf("only %d of 5000 messages held a secret member: the test checks too little", secrets)
 	}
 }
+
+// RedactValue redacts a value shown apart from its message: a string alone
+// (a result may be one), and an object whose members named jsonrpc or
+// method are no message's own; the rules' paths, into whole messages, are
+// not applied.
+func TestRedactValue(t *testing.T) {
+	rd, err := NewRedactor(DefaultRedactRules().Merge(&RedactRules{Paths: []string{"text"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`"line\nsk-abcdefghijklmnopqrstuvwxyz"`, `"line\n[REDACTED]"`},
+		{`"plain"`, `"plain"`},
+		{`{"method":{"password":"pw"},"jsonrpc":"Bearer abcdefghijkl","text":"t"}`, `{"method":{"password":"[REDACTED]"},"jsonrpc":"Bearer [REDACTED]","text":"t"}`},
+		{`["AKIAABCDEFGHIJKLMNOP",2]`, `["[REDACTED]",2]`},
+		{`42`, `42`},
+	} {
+		got, n := rd.RedactValue([]byte(c.in))
+		if string(got) != c.want || (n > 0) != (c.in != c.want) {
+			t.Errorf("RedactValue(%s) = %s, %d; want %s", c.in, got, n, c.want)
+		}
+	}
+}

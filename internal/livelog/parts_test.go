@@ -27,6 +27,7 @@ var partsCorpus = []string{
 	`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"the key is xoxb-0123456789abc"},{"type":"image","mimeType":"image/png?sig=abcdef","data":"x"}]}}`,
 	`{"jsonrpc":"2.0","id":7,"result":{"_meta":{"x":1},"client_secret":"cs-1","nested":{"auth":"Bearer abcdefghijkl"}}}`,
 	`{"jsonrpc":"2.0","id":7,"result":"eyJabcdefghij.eyJabcdefghij.abcdefghij"}`,
+	`{"jsonrpc":"2.0","id":7,"result":"line\nsk-abcdefghijklmnopqrstuvwxyz"}`,
 	`{"jsonrpc":"2.0","id":7,"method":"notifications/message","params":{"data":"sk-abcdefghijklmnopqrstuvwxyz"}}`,
 	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"text":"line\nsk-abcdefghijklmnopqrstuvwxyz"}}}`,
 	`{"jsonrpc":"2.0","id":"a\"b hunter2!","method":"x","params":{"k":"v"}}`,
