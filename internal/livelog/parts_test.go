@@ -1,6 +1,7 @@
 package livelog
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -114,4 +115,81 @@ func FuzzLineParts(f *testing.F) {
 			sameLine(t, rd, raw)
 		}
 	})
+}
+
+// TestLinePartsRandomMessages: messages made at random of the pieces that
+// redaction looks at (secret names and tokens, escapes, a line break before
+// a token, text that is not UTF-8, redacted values, schema maps, members
+// named like a message's own) give the same line in parts as whole.
+func TestLinePartsRandomMessages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	texts := []string{"m0", "echo", "sk-abcdefghijklmnopqrstuvwxyz", `line\nsk-abcdefghijklmnopqrstuvwxyz`, `a\"b`, `\u00e9`, "\xff\xfe",
+		"Bearer abcdefghijkl", "hunter2!", "[REDACTED]", "{{any string}}", "https://u:p@h/x?token=t&b=1", "AKIAABCDEFGHIJKLMNOP", "",
+		"eyJabcdefgh.eyJabcdefgh.abcdefgh", "k-123", "-----BEGIN RSA PRIVATE KEY-----x-----END RSA PRIVATE KEY-----"}
+	names := []string{"text", "token", "apiKey", "method", "jsonrpc", "name", "q", "properties", "_meta", "password", "pass", "content", "type", "isError", "uri"}
+	var value func(depth int) string
+	value = func(depth int) string {
+		switch k := rng.IntN(7); {
+		case k < 3 || depth > 2:
+			return `"` + texts[rng.IntN(len(texts))] + `"`
+		case k == 3:
+			return []string{"1", "true", "null", "-2.5"}[rng.IntN(4)]
+		case k == 4:
+			var b strings.Builder
+			b.WriteByte('[')
+			for i := range rng.IntN(3) {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(value(depth + 1))
+			}
+			return b.String() + "]"
+		}
+		var b strings.Builder
+		b.WriteByte('{')
+		for i := range rng.IntN(4) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + names[rng.IntN(len(names))] + `":` + value(depth+1))
+		}
+		return b.String() + "}"
+	}
+	block := func() string {
+		return `{"type":` + value(3) + `,"text":` + value(3) + `,"mimeType":` + value(3) + `}`
+	}
+	kinds := []func() string{
+		func() string {
+			return `{"jsonrpc":"2.0","id":` + value(3) + `,"method":"tools/call","params":{"name":` + value(3) + `,"arguments":` + value(1) + `,"_meta":` + value(1) + `}}`
+		},
+		func() string { return `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":` + value(0) + `}` },
+		func() string { return `{"jsonrpc":"2.0","id":1,"result":` + value(0) + `}` },
+		func() string {
+			return `{"jsonrpc":"2.0","id":1,"result":{"isError":` + []string{"true", "false"}[rng.IntN(2)] + `,"content":[` + block() + `,` + block() + `]}}`
+		},
+		func() string {
+			return `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":` + value(3) + `,"data":` + value(1) + `}}`
+		},
+		func() string { return `{"jsonrpc":"2.0","method":"notifications/progress","params":` + value(0) + `}` },
+	}
+	var rds []*cassettes.Redactor
+	for _, rules := range partsRules {
+		rd, err := cassettes.NewRedactor(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rds = append(rds, rd)
+	}
+	parsed := 0
+	for range 4000 {
+		raw := kinds[rng.IntN(len(kinds))]()
+		for _, rd := range rds {
+			if sameLine(t, rd, raw) != "" {
+				parsed++
+			}
+		}
+	}
+	if parsed < 4000 {
+		t.Errorf("only %d of the random messages parsed", parsed)
+	}
 }
