@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 	"github.com/mcpmock/mcpmock/internal/livelog"
@@ -95,11 +96,25 @@ func (s *session) receive(msg *jsonrpc.Message, calls *inflight) *answerPlan {
 	case plan.Scripted != "":
 		note = "scripted: " + plan.Scripted
 	case plan.Interaction > 0:
+		if livelog.KeepsNothing(log) {
+			// The line is written before Message returns: the note is
+			// made in a buffer used again, not a string of its own.
+			buf := noteBufs.Get().(*[]byte)
+			b := strconv.AppendInt(append((*buf)[:0], "replayed #"...), int64(plan.Interaction), 10)
+			livelog.Message(log, livelog.ToServer, msg, 0, unsafe.String(&b[0], len(b)))
+			*buf = b
+			noteBufs.Put(buf)
+			return plan
+		}
 		note = "replayed #" + strconv.Itoa(plan.Interaction)
 	}
 	livelog.Message(log, livelog.ToServer, msg, 0, note)
 	return plan
 }
+
+// noteBufs are the buffers that the notes of replayed calls are made in
+// for a log that keeps nothing of them.
+var noteBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // invalid answers a client message that is no valid JSON-RPC message (raw,
 // as far as Parse read it into msg, failed with err), on every transport,

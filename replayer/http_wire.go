@@ -188,13 +188,15 @@ func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 		return // not parsed for nothing: --quiet
 	}
 	m := logParses.Get().(*jsonrpc.Message)
-	defer func() {
-		if livelog.KeepsNothing(e.opts.Logger) { // else it may be kept: left to the collector
+	parse := jsonrpc.ParseInto
+	if livelog.KeepsNothing(e.opts.Logger) { // else it may be kept: left to the collector
+		parse = jsonrpc.ParseViewInto // the line is written before Message returns
+		defer func() {
 			*m = jsonrpc.Message{}
 			logParses.Put(m)
-		}
-	}()
-	if err := jsonrpc.ParseInto(m, raw); err == nil {
+		}()
+	}
+	if err := parse(m, raw); err == nil {
 		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, note)
 	} else {
 		if note == "" {

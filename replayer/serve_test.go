@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -111,16 +112,16 @@ func TestServeLineAllocates(t *testing.T) {
 			}},
 	} {
 		// The live log on, as `mcpmock replay` runs by default: its lines
-		// of the call and of the answer add the answer's id (parsed to be
-		// logged) and the note's text ("replayed #4"), and nothing else
-		// (there were 63 in all, and 56 at 2025-11-25: the lines, their
-		// attributes and records, the redactor's copies, the line's copy
-		// and the answer's parse).
+		// of the call and of the answer add nothing (there were 63 in
+		// all, and 56 at 2025-11-25: the lines, their attributes and
+		// records, the redactor's copies, the line's copy and the
+		// answer's parse; then 3: the answer's id, parsed to be logged,
+		// and the note's text, "replayed #4").
 		for _, logged := range []bool{false, true} {
 			name, most := c.name, 1.0
 			var log bytes.Buffer
 			if logged {
-				name, most = c.name+", logged", 3
+				name = c.name + ", logged"
 				c.e.opts.Logger = slog.New(livelog.NewTextHandler(&log))
 			}
 			t.Run(name, func(t *testing.T) {
@@ -150,6 +151,11 @@ func TestServeLineAllocates(t *testing.T) {
 				}
 				if calls, answers := bytes.Count(log.Bytes(), []byte("tools/call echo {")), bytes.Count(log.Bytes(), []byte(" result \"m")); logged && (calls < i || answers < i) {
 					t.Errorf("the log has %d lines of calls and %d of answers, want %d each:\n%s", calls, answers, i, log.Bytes()[max(0, log.Len()-400):])
+				}
+				// Each call's note is whole, though made in a buffer used
+				// again: "[replayed #N]".
+				if notes := regexp.MustCompile(`\} \[replayed #[1-9][0-9]*\]\n`).FindAll(log.Bytes(), -1); logged && len(notes) < i {
+					t.Errorf("the log has %d notes of replayed calls, want %d:\n%s", len(notes), i, log.Bytes()[max(0, log.Len()-400):])
 				}
 			})
 		}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestParseKinds(t *testing.T) {
@@ -243,5 +244,39 @@ func TestParseOnePass(t *testing.T) {
 	} {
 		m, err := Parse([]byte(s))
 		checkOnePass(t, []byte(s), m, err)
+	}
+}
+
+// ParseViewInto reads what ParseInto reads, the id a view of the data and
+// not a string of its own: a response parses without allocating.
+func TestParseViewInto(t *testing.T) {
+	for _, raw := range []string{
+		`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"m0"}]}}`,
+		`{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`[1]`,
+	} {
+		data := []byte(raw)
+		var want, got Message
+		werr, gerr := ParseInto(&want, data), ParseViewInto(&got, data)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: ParseViewInto %+v, %v; ParseInto %+v, %v", raw, got, gerr, want, werr)
+		}
+		if got.ID != "" {
+			at := bytes.Index(data, []byte(got.ID))
+			if unsafe.StringData(string(got.ID)) != &data[at] || unsafe.StringData(string(want.ID)) == &data[at] {
+				t.Errorf("%s: the id of ParseViewInto is not a view of the data, or ParseInto's is", raw)
+			}
+		}
+	}
+	if raceEnabled {
+		return // allocation counts are checked without -race
+	}
+	data := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"m0"}]}}`)
+	var m Message
+	if n := testing.AllocsPerRun(100, func() { ParseViewInto(&m, data) }); n != 0 {
+		t.Errorf("ParseViewInto of a response allocates %v times, want 0", n)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // JSON-RPC 2.0 error codes, and the ones MCP adds.
@@ -105,6 +106,8 @@ type wire struct {
 	hasMethod          bool
 	ID, Params, Result json.RawMessage
 	Error              json.RawMessage
+	// view makes the message's id share the data's memory (ParseViewInto).
+	view bool
 }
 
 // ErrNotObject is returned by Parse for JSON that is not an object.
@@ -128,6 +131,17 @@ func Parse(data []byte) (*Message, error) {
 // returns no message (data is not JSON, or not an object), m is left empty,
 // its Raw nil.
 func ParseInto(m *Message, data []byte) error {
+	return parseInto(m, data, false)
+}
+
+// ParseViewInto is ParseInto for a message that is used only while data is
+// unchanged (the live log's parse of an answer whose line it writes at
+// once): the message's id is a view of data, not a string of its own.
+func ParseViewInto(m *Message, data []byte) error {
+	return parseInto(m, data, true)
+}
+
+func parseInto(m *Message, data []byte, view bool) error {
 	*m = Message{}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
@@ -139,7 +153,7 @@ func ParseInto(m *Message, data []byte) error {
 	// One pass checks the syntax and reads the members; what they say is
 	// judged once the whole is known to be JSON, as if checked first.
 	m.Raw = data
-	var w wire
+	w := wire{view: view}
 	var bad error
 	if !eachMemberValid(data, func(quoted, value []byte) {
 		if bad == nil {
@@ -235,7 +249,11 @@ func (m *Message) finish(w wire, bad error) error {
 	m.Params, m.Result = w.Params, w.Result
 	if w.ID != nil {
 		m.hasID = true
-		m.ID = ID(w.ID)
+		if w.view {
+			m.ID = ID(unsafe.String(&w.ID[0], len(w.ID)))
+		} else {
+			m.ID = ID(w.ID)
+		}
 	}
 	if w.Error != nil && string(w.Error) != "null" {
 		var e Error
