@@ -455,7 +455,9 @@ func (c *conn) borrow(ctx context.Context, line []byte, now, later *lineOutlet, 
 		rm = new(readMessage)
 	}
 	rm.raw = append(rm.raw[:0], line...)
-	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
+	// Like its params, the message's id is a view of the line's copy,
+	// which is used again only once the session keeps nothing of it.
+	err := jsonrpc.ParseViewInto(&rm.msg, rm.raw)
 	msg := &rm.msg
 	if err != nil && msg.Raw == nil {
 		msg = nil // not a JSON object: no message, as Parse returns
