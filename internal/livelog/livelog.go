@@ -215,7 +215,14 @@ func (sh shown) text(t string) string {
 	if sh.whole {
 		return t
 	}
-	out, _ := sh.rd.RedactText(t)
+	out, n := sh.rd.RedactText(t)
+	if n > 0 {
+		// As the message's redaction writes the string again (each byte
+		// that is no UTF-8 as U+FFFD) and the line reads it back.
+		if s, ok := jsonrpc.Unquote(cassettefile.AppendQuoted(nil, out)); ok {
+			out = s
+		}
+	}
 	return out
 }
 

@@ -117,7 +117,8 @@ func FuzzLineParts(f *testing.F) {
 	})
 }
 
-// TestLinePartsRandomMessages: messages made at random of the pieces that
+// TestLinePartsRandomMessages: messages made at random (strings of one to
+// three pieces) of the pieces that
 // redaction looks at (secret names and tokens, escapes, a line break before
 // a token, text that is not UTF-8, redacted values, schema maps, members
 // named like a message's own) give the same line in parts as whole.
@@ -125,13 +126,17 @@ func TestLinePartsRandomMessages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	texts := []string{"m0", "echo", "sk-abcdefghijklmnopqrstuvwxyz", `line\nsk-abcdefghijklmnopqrstuvwxyz`, `a\"b`, `\u00e9`, "\xff\xfe",
 		"Bearer abcdefghijkl", "hunter2!", "[REDACTED]", "{{any string}}", "https://u:p@h/x?token=t&b=1", "AKIAABCDEFGHIJKLMNOP", "",
-		"eyJabcdefgh.eyJabcdefgh.abcdefgh", "k-123", "-----BEGIN RSA PRIVATE KEY-----x-----END RSA PRIVATE KEY-----"}
+		"eyJabcdefgh.eyJabcdefgh.abcdefgh", "k-123", "\xff\xfesk-abcdefghijklmnopqrstuvwxyz", "-----BEGIN RSA PRIVATE KEY-----x-----END RSA PRIVATE KEY-----"}
 	names := []string{"text", "token", "apiKey", "method", "jsonrpc", "name", "q", "properties", "_meta", "password", "pass", "content", "type", "isError", "uri"}
 	var value func(depth int) string
 	value = func(depth int) string {
 		switch k := rng.IntN(7); {
 		case k < 3 || depth > 2:
-			return `"` + texts[rng.IntN(len(texts))] + `"`
+			var b strings.Builder
+			for range 1 + rng.IntN(3) {
+				b.WriteString(texts[rng.IntN(len(texts))])
+			}
+			return `"` + b.String() + `"`
 		case k == 3:
 			return []string{"1", "true", "null", "-2.5"}[rng.IntN(4)]
 		case k == 4:
@@ -181,7 +186,7 @@ func TestLinePartsRandomMessages(t *testing.T) {
 		rds = append(rds, rd)
 	}
 	parsed := 0
-	for range 4000 {
+	for range 12000 {
 		raw := kinds[rng.IntN(len(kinds))]()
 		for _, rd := range rds {
 			if sameLine(t, rd, raw) != "" {
@@ -189,7 +194,7 @@ func TestLinePartsRandomMessages(t *testing.T) {
 			}
 		}
 	}
-	if parsed < 4000 {
+	if parsed < 12000 {
 		t.Errorf("only %d of the random messages parsed", parsed)
 	}
 }
