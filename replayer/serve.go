@@ -455,9 +455,10 @@ func (c *conn) borrow(ctx context.Context, line []byte, now, later *lineOutlet, 
 		rm = new(readMessage)
 	}
 	rm.raw = append(rm.raw[:0], line...)
-	// Like its params, the message's id is a view of the line's copy,
-	// which is used again only once the session keeps nothing of it.
-	err := jsonrpc.ParseViewInto(&rm.msg, rm.raw)
+	// The id is a string of its own, not a view of the line's copy like
+	// the params: a miss keeps its id for the report (OnMiss), which
+	// would keep the whole line (TestMissesKeepNotTheirLines).
+	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
 	msg := &rm.msg
 	if err != nil && msg.Raw == nil {
 		msg = nil // not a JSON object: no message, as Parse returns

@@ -1,10 +1,12 @@
 package replayer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -82,12 +84,13 @@ func benchSession(tb testing.TB) (*Engine, [][]byte) {
 	return e, lines
 }
 
-// TestServeLineAllocates: a call on the stdio front end allocates nothing:
-// the line's copy and its parse, the id a view of that copy, are the
+// TestServeLineAllocates: a call on the stdio front end allocates its id's
+// string alone, which the session may keep as long as it likes (a miss's,
+// for the report: a view of the line would keep the line,
+// TestMissesKeepNotTheirLines): the line's copy and its parse are the
 // reader's, used again for the next line (borrow), and nothing else is
 // made: no context, no goroutine, no closure, no outlet, no map (there were
-// 15 allocations a call, then 3, and 4 in a session that had initialized;
-// then 1, the id's string).
+// 15 allocations a call, then 3, and 4 in a session that had initialized).
 func TestServeLineAllocates(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are checked without -race")
@@ -118,7 +121,7 @@ func TestServeLineAllocates(t *testing.T) {
 		// answer's parse; then 3: the answer's id, parsed to be logged,
 		// and the note's text, "replayed #4").
 		for _, logged := range []bool{false, true} {
-			name, most := c.name, 0.0
+			name, most := c.name, 1.0
 			var log bytes.Buffer
 			if logged {
 				name = c.name + ", logged"
@@ -476,5 +479,52 @@ func BenchmarkHTTPSession(b *testing.B) {
 	b.StopTimer()
 	if want := fmt.Sprintf(`"text":"m%d"`, (b.N-1)%calls%benchDistinct); !bytes.Contains(w.Body.Bytes(), []byte(want)) {
 		b.Fatalf("the last answer is %q, want one with %s", w.Body, want)
+	}
+}
+
+// TestMissesKeepNotTheirLines: mcpmock replay keeps each miss for its
+// report (OnMiss), and what it keeps is the miss's explanation, not the
+// line it came in:
+// 48 misses of 1 MiB each leave far less than 48 MiB in use while the
+// session goes on. (The request's id read as a view of the reader's copy
+// of the line kept every such line whole: the growth harness's misses cost
+// twice the CPU, in page faults and collections.)
+func TestMissesKeepNotTheirLines(t *testing.T) {
+	if raceEnabled {
+		t.Skip("memory is counted without -race")
+	}
+	e, lines := benchSession(t)
+	var kept []Miss // as mcpmock replay keeps them for its report
+	e.opts.OnMiss = func(m Miss) { kept = append(kept, m) }
+	const misses = 48
+	big := bytes.Replace(lines[0], []byte(`"text":"m0"`), []byte(`"text":"`+strings.Repeat("x", 1<<20)+`"`), 1)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(t.Context(), inR, outW); outW.Close() }()
+	answers := bufio.NewReaderSize(outR, 1<<16)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range misses {
+		go inW.Write(append(bytes.Replace(big, []byte(`"id":2,`), fmt.Appendf(nil, `"id":%d,`, 100000+i), 1), '\n'))
+		answer, err := answers.ReadBytes('\n')
+		if err != nil || !bytes.Contains(answer, []byte(`"error"`)) {
+			t.Fatalf("miss %d answered %.200s, %v; want an error", i, answer, err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if held > misses<<20/4 {
+		t.Errorf("%d misses of 1 MiB keep %d MiB, want well under %d", misses, held>>20, misses)
+	}
+	t.Logf("%d misses of 1 MiB keep %.1f MiB", misses, float64(held)/(1<<20))
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != misses {
+		t.Errorf("%d misses reported, want %d", len(kept), misses)
 	}
 }
