@@ -174,7 +174,7 @@ func (f *replayHTTPFlags) serve(ctx context.Context, e *env, eng *replayer.Engin
 		return notServed{err}
 	}
 	h := replayHandler(eng, guard)
-	srv := httpguard.Server(replayRoutes(h), guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	srv := httpguard.LeanServer(replayRoutes(h), guard, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	srv.RegisterOnShutdown(h.Close)
 	if mem != nil {
 		srv.ConnState = mem.connState // room for each open connection

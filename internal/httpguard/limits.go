@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpmock/mcpmock/internal/h1"
 	"github.com/mcpmock/mcpmock/internal/mcp"
 )
 
@@ -264,25 +265,45 @@ func (s *sessionWatch) note(status int) {
 // and idle timeouts) and errors logged to errorLog (nil: the log package's
 // logger). There is no write timeout: event streams last.
 func Server(h http.Handler, opts *Options, errorLog *log.Logger) *http.Server {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	srv := &http.Server{
+	o := serverLimits(opts)
+	return &http.Server{
 		Handler:           Wrap(h, &o),
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
-	if srv.MaxHeaderBytes == 0 {
-		srv.MaxHeaderBytes = DefaultMaxHeaderBytes
+}
+
+// LeanServer is Server on the lean HTTP/1.1 server of internal/h1, for a
+// handler that mostly answers at once (the replay): the same guard and
+// limits, less CPU a request.
+func LeanServer(h http.Handler, opts *Options, errorLog *log.Logger) *h1.Server {
+	o := serverLimits(opts)
+	return &h1.Server{
+		Handler:           Wrap(h, &o),
+		MaxHeaderBytes:    o.MaxHeaderBytes,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		ErrorLog:          errorLog,
 	}
-	if srv.ReadHeaderTimeout == 0 {
-		srv.ReadHeaderTimeout = DefaultReadHeaderTimeout
+}
+
+// serverLimits returns a copy of opts (nil: the zero Options) with the
+// server's limits defaulted.
+func serverLimits(opts *Options) Options {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	if srv.IdleTimeout == 0 {
-		srv.IdleTimeout = DefaultIdleTimeout
+	if o.MaxHeaderBytes == 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
-	return srv
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	return o
 }
