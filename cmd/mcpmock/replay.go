@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/hugepage"
 	"github.com/mcpmock/mcpmock/replayer"
 )
 
@@ -134,6 +135,11 @@ func (e *env) replay(ctx context.Context, args []string) error {
 		if limit := limitMemory(fi.Size()); limit > 0 {
 			mem = newMemoryLimit(limit)
 			stdin = &headroom{r: stdin, m: mem}
+		}
+		if fi.Size() >= hugepage.MinBytes {
+			// A call reads places scattered over the whole cassette;
+			// with small pages each also misses the TLB.
+			hugepage.Back(hugepage.MinBytes)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
