@@ -19,6 +19,13 @@ import (
 // socket never blocks, so it need not tell the scheduler.
 type rawIO struct {
 	rc syscall.RawConn
+	// The call in progress, for the functions that RawConn calls, which are
+	// made once (a closure a call would allocate a call). A connection's
+	// reads come one at a time, and so do its writes.
+	rp, wp          []byte
+	rn, wn          int
+	rerrno, werrno  syscall.Errno
+	readFn, writeFn func(fd uintptr) bool
 }
 
 // newRawIO returns the raw reads and writes of c, or nil where c has no
@@ -32,31 +39,19 @@ func newRawIO(c net.Conn) io.ReadWriter {
 	if err != nil {
 		return nil
 	}
-	return &rawIO{rc: rc}
+	r := &rawIO{rc: rc}
+	r.readFn, r.writeFn = r.read, r.write
+	return r
 }
 
 func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n := 0
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait until the socket is readable
-			case 0:
-				n = int(m)
-			default:
-				errno = e
-			}
-			return true
-		}
-	})
+	r.rp, r.rn, r.rerrno = p, 0, 0
+	err := r.rc.Read(r.readFn)
+	n, errno := r.rn, r.rerrno
+	r.rp = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -68,26 +63,29 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *rawIO) Write(p []byte) (int, error) {
-	n := 0
-	var errno syscall.Errno
-	err := r.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait until the socket has room
-			case 0:
-				n += int(m)
-			default:
-				errno = e
-				return true
-			}
+// read is one try of Read on the socket; false: wait until it is readable.
+func (r *rawIO) read(fd uintptr) bool {
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rp[0])), uintptr(len(r.rp)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		case 0:
+			r.rn = int(m)
+		default:
+			r.rerrno = e
 		}
 		return true
-	})
+	}
+}
+
+func (r *rawIO) Write(p []byte) (int, error) {
+	r.wp, r.wn, r.werrno = p, 0, 0
+	err := r.rc.Write(r.writeFn)
+	n, errno := r.wn, r.werrno
+	r.wp = nil
 	switch {
 	case err != nil:
 		return n, err
@@ -95,4 +93,24 @@ func (r *rawIO) Write(p []byte) (int, error) {
 		return n, os.NewSyscallError("write", errno)
 	}
 	return n, nil
+}
+
+// write writes what is left of Write's bytes until the socket is full
+// (false: wait for room) or all is written.
+func (r *rawIO) write(fd uintptr) bool {
+	for r.wn < len(r.wp) {
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.wp[r.wn])), uintptr(len(r.wp)-r.wn))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		case 0:
+			r.wn += int(m)
+		default:
+			r.werrno = e
+			return true
+		}
+	}
+	return true
 }

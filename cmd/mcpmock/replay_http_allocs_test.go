@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/mcpmock/mcpmock/cassettes"
+	"github.com/mcpmock/mcpmock/internal/httpguard"
+	"github.com/mcpmock/mcpmock/replayer"
+)
+
+// maxHTTPCallAllocs bounds the allocations of a replayed call over HTTP, as
+// replay --listen serves it (the lean server, the guard, the routes, the
+// handler; the live log off): 46 on December 7th, 2026. Of those, the
+// request's parse by net/http (http.ReadRequest: its line, URL, headers and
+// body reader) made about 16 and its context 3, the lean server 3 (its
+// response and the body's reader; its raw reads and writes made 4 more
+// until their functions were made once a connection), and the guard and
+// the handler the rest. docs/performance.md says where they go.
+const maxHTTPCallAllocs = 47
+
+// TestReplayHTTPCallAllocates counts what the process allocates a call
+// while a client that allocates nothing a call (its requests written
+// before, its answers read into one buffer) calls a replay over HTTP.
+func TestReplayHTTPCallAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without -race")
+	}
+	c := cassettes.New()
+	add := func(req, resp string) {
+		c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: []byte(req),
+			Response: &cassettes.Message{From: cassettes.FromServer, Message: []byte(resp)}})
+	}
+	add(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"t","version":"1"}}}`)
+	for i := range 64 {
+		add(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+1, i))
+	}
+	eng, err := replayer.New(c, &replayer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := &httpguard.Options{}
+	srv := httpguard.LeanServer(replayRoutes(replayHandler(eng, guard)), guard, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	body := make([]byte, 64<<10)
+	request := func(sid, msg string) []byte {
+		h := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+		if sid != "" {
+			h += "Mcp-Session-Id: " + sid + "\r\nMcp-Protocol-Version: 2025-11-25\r\n"
+		}
+		return []byte(h + "Content-Length: " + strconv.Itoa(len(msg)) + "\r\n\r\n" + msg)
+	}
+	// call sends a request and reads its answer, returning its body and
+	// session id (a view of br's buffer: valid until the next call).
+	call := func(req []byte) (answer, sid []byte) {
+		if _, err := conn.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		n := -1
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(line) <= 2 {
+				break
+			}
+			if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+				n = 0
+				for _, d := range bytes.TrimSpace(v) {
+					n = n*10 + int(d-'0')
+				}
+			}
+			if v, ok := bytes.CutPrefix(line, []byte("Mcp-Session-Id: ")); ok {
+				sid = append(sid, bytes.TrimSpace(v)...)
+			}
+		}
+		if n < 0 {
+			t.Fatal("an answer without Content-Length")
+		}
+		if _, err := io.ReadFull(br, body[:n]); err != nil {
+			t.Fatal(err)
+		}
+		return body[:n], sid
+	}
+	_, sid := call(request("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	if len(sid) == 0 {
+		t.Fatal("initialize opened no session")
+	}
+	call(request(string(sid), `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	const calls = 2000
+	reqs := make([][]byte, calls)
+	for i := range reqs {
+		reqs[i] = request(string(sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i%64))
+	}
+	for _, r := range reqs[:calls/2] { // warm up: pools, buffers, the session's tables
+		call(r)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, r := range reqs[calls/2:] {
+		call(r)
+	}
+	runtime.ReadMemStats(&after)
+	last, _ := call(request(string(sid), `{"jsonrpc":"2.0","id":9999,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m5"}}}`))
+	if !bytes.Contains(last, []byte(`"text":"m5"`)) || !bytes.Contains(last, []byte(`"id":9999`)) {
+		t.Fatalf("the last answer is %s, want m5's under id 9999", last)
+	}
+	perCall := float64(after.Mallocs-before.Mallocs) / (calls / 2)
+	t.Logf("%.1f allocations, %.0f bytes a call", perCall, float64(after.TotalAlloc-before.TotalAlloc)/(calls/2))
+	if perCall > maxHTTPCallAllocs {
+		t.Errorf("a replayed call over HTTP allocates %.1f times, want at most %d", perCall, maxHTTPCallAllocs)
+	}
+}
