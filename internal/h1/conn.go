@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -259,6 +260,11 @@ func (c *conn) watchLocked() {
 	}
 	c.watching, c.aborting = true, false
 	c.watchDone = make(chan struct{})
+	// The header deadline does not bound a handler. It is cleared here,
+	// before the watch starts: endWatch, which sets a deadline in the past
+	// to stop the watch, takes c.mu after this, whereas the watch's own
+	// goroutine may start after it.
+	c.rwc.SetReadDeadline(time.Time{})
 	go c.watch(c.cancel, c.watchDone)
 }
 
@@ -267,7 +273,9 @@ func (c *conn) watchLocked() {
 // client went away, and the request's context ends.
 func (c *conn) watch(cancel context.CancelFunc, done chan struct{}) {
 	defer close(done)
-	c.rwc.SetReadDeadline(time.Time{}) // the header deadline does not bound a handler
+	if f := watchStarts.Load(); f != nil {
+		(*f)()
+	}
 	var b [1]byte
 	n, err := c.rwc.Read(b[:])
 	c.mu.Lock()
@@ -281,6 +289,9 @@ func (c *conn) watch(cancel context.CancelFunc, done chan struct{}) {
 		cancel()
 	}
 }
+
+// watchStarts, when set (by a test), runs as a watch starts.
+var watchStarts atomic.Pointer[func()]
 
 // endWatch stops the timer and the watch, if they started.
 func (c *conn) endWatch() {

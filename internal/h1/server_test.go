@@ -348,3 +348,67 @@ func TestHijackAndAbort(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Handlers that end about when the watch starts: the watch must never
+// outlive its abort (a watch that cleared its deadline after the abort
+// set it would read on, and the connection would hang).
+func TestWatchStartsAsHandlerEnds(t *testing.T) {
+	var n atomic.Int64
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// From a little before WatchAfter to a little after it.
+		d := WatchAfter - 200*time.Microsecond + time.Duration(n.Add(1)%40)*10*time.Microsecond
+		time.Sleep(d)
+		io.WriteString(w, "ok")
+	})}
+	addr := serve(t, s)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := range 400 {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "ok" {
+			t.Fatalf("request %d: %q", i, b)
+		}
+	}
+}
+
+// A watch held back until its handler has surely ended and stopped it
+// must still end: else the connection sits in the handler's end with no
+// deadline, and neither its idle timeout nor Shutdown closes it.
+func TestLateWatchEnds(t *testing.T) {
+	late := func() { time.Sleep(4 * WatchAfter) }
+	watchStarts.Store(&late)
+	defer watchStarts.Store(nil)
+	s := &Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(WatchAfter + WatchAfter/2)
+			io.WriteString(w, "ok")
+		}),
+		IdleTimeout: 100 * time.Millisecond,
+	}
+	addr := serve(t, s)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		t.Fatalf("the idle connection was not closed within 5s (its watch outlived its abort): %v", err)
+	}
+}
