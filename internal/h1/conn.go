@@ -77,6 +77,11 @@ func (c *conn) next(first bool) bool {
 	s := c.srv
 	c.r.limit = int64(s.maxHeaderBytes()) + 4096 // as http.Server allows
 	if c.br.Buffered() > 0 {
+		// A request came with the last (pipelined): its headers are
+		// bounded from now.
+		if d := s.ReadHeaderTimeout; d > 0 {
+			c.rwc.SetReadDeadline(time.Now().Add(d))
+		}
 		return true
 	}
 	c.mu.Lock()

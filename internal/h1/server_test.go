@@ -186,6 +186,16 @@ func TestHeaderAndIdleTimeouts(t *testing.T) {
 	io.WriteString(slow, "GET / HTTP/1.1\r\nHost: x\r\n") // never ends
 	closedWithin(slow, 5*time.Second)
 
+	// A request whose line comes with the last one's, pipelined, and whose
+	// headers never end.
+	piped, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer piped.Close()
+	io.WriteString(piped, "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n")
+	closedWithin(piped, 5*time.Second)
+
 	idle, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
