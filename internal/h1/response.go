@@ -22,6 +22,10 @@ const bufferLimit = 32 << 10
 // as http.Server does; beyond it, the connection closes after the answer.
 const maxDiscard = 256 << 10
 
+// discardTimeout bounds the reading of what a handler left of its request's
+// body (settleBody).
+const discardTimeout = 5 * time.Second
+
 // response is the http.ResponseWriter of one request. Its headers are
 // fixed when the handler calls WriteHeader (or first writes), as
 // http.Server fixes them; they and the body wait in the connection's
@@ -340,6 +344,8 @@ func (w *response) settleBody() {
 	if w.req.ContentLength > maxDiscard {
 		return
 	}
+	// A client that trickles what it owes does not hold the answer.
+	w.c.rwc.SetReadDeadline(time.Now().Add(discardTimeout))
 	n, err := io.CopyN(io.Discard, b, maxDiscard+1)
 	if errors.Is(err, io.EOF) && n <= maxDiscard {
 		w.closeAfter, w.lingerClose = false, false

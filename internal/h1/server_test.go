@@ -422,3 +422,27 @@ func TestLateWatchEnds(t *testing.T) {
 		t.Fatalf("the idle connection was not closed within 5s (its watch outlived its abort): %v", err)
 	}
 }
+
+// The rest of a body that the handler left unread is read before the
+// answer, for at most discardTimeout: a client that trickles it gets its
+// answer then, and the connection closes.
+func TestUnreadBodyTrickled(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "refused", http.StatusForbidden)
+	})}
+	addr := serve(t, s)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nsome of it")
+	c.SetReadDeadline(time.Now().Add(discardTimeout + 5*time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body trickles: %v", err)
+	}
+	if resp.StatusCode != http.StatusForbidden || !resp.Close {
+		t.Errorf("answer %d, Connection: close %v; want 403 and close", resp.StatusCode, resp.Close)
+	}
+}
