@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,10 +188,10 @@ func (c *conn) refuse(err error) {
 		text += ": " + err.Error()
 	}
 	if body == "" {
-		body = itoa(status) + " " + text
+		body = strconv.Itoa(status) + " " + text
 	}
 	c.rwc.SetWriteDeadline(time.Now().Add(time.Second))
-	io.WriteString(c.io, "HTTP/1.1 "+itoa(status)+" "+text+"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+body)
+	io.WriteString(c.io, "HTTP/1.1 "+strconv.Itoa(status)+" "+text+"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+body)
 	c.linger = true
 }
 

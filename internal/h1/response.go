@@ -497,8 +497,6 @@ func validHost(h string) bool {
 	return true
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 // dateLine is the Date header of one second.
 type dateLine struct {
 	sec  int64

@@ -35,6 +35,17 @@ func serve(t testing.TB, s *Server) string {
 	return l.Addr().String()
 }
 
+// dial connects to addr; the connection closes when the test ends.
+func dial(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // countingListener counts the writes made to its connections.
 type countingListener struct {
 	net.Listener
@@ -141,11 +152,7 @@ func TestRequestDuringLongHandler(t *testing.T) {
 		io.WriteString(w, r.URL.Path)
 	})}
 	addr := serve(t, s)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
 	time.Sleep(3 * WatchAfter)
 	io.WriteString(c, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -178,29 +185,17 @@ func TestHeaderAndIdleTimeouts(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	slow, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close()
+	slow := dial(t, addr)
 	io.WriteString(slow, "GET / HTTP/1.1\r\nHost: x\r\n") // never ends
 	closedWithin(slow, 5*time.Second)
 
 	// A request whose line comes with the last one's, pipelined, and whose
 	// headers never end.
-	piped, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer piped.Close()
+	piped := dial(t, addr)
 	io.WriteString(piped, "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n")
 	closedWithin(piped, 5*time.Second)
 
-	idle, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
+	idle := dial(t, addr)
 	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	br := bufio.NewReader(idle)
 	if _, err := http.ReadResponse(br, nil); err != nil {
@@ -228,11 +223,7 @@ func TestShutdownWaitsForRequests(t *testing.T) {
 	}
 	defer idle.Close()
 	io.WriteString(idle, "")
-	busy, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
+	busy := dial(t, addr)
 	io.WriteString(busy, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-started
 	shut := make(chan error, 1)
@@ -272,11 +263,7 @@ func TestShutdownTimesOut(t *testing.T) {
 		<-r.Context().Done() // until Close
 	})}
 	addr := serve(t, s)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	time.Sleep(20 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -371,11 +358,7 @@ func TestWatchStartsAsHandlerEnds(t *testing.T) {
 		io.WriteString(w, "ok")
 	})}
 	addr := serve(t, s)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	br := bufio.NewReader(c)
 	for i := range 400 {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -405,11 +388,7 @@ func TestLateWatchEnds(t *testing.T) {
 		IdleTimeout: 100 * time.Millisecond,
 	}
 	addr := serve(t, s)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	br := bufio.NewReader(c)
@@ -431,11 +410,7 @@ func TestUnreadBodyTrickled(t *testing.T) {
 		http.Error(w, "refused", http.StatusForbidden)
 	})}
 	addr := serve(t, s)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nsome of it")
 	c.SetReadDeadline(time.Now().Add(discardTimeout + 5*time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
