@@ -331,12 +331,23 @@ func TestHijackAndAbort(t *testing.T) {
 	if !strings.Contains(log, "panic serving") || !strings.Contains(log, "boom") || strings.Count(log, "panic serving") != 1 {
 		t.Errorf("the error log holds %q; want the one panic that is not http.ErrAbortHandler", log)
 	}
+	counts := func() map[http.ConnState]int {
+		smu.Lock()
+		defer smu.Unlock()
+		count := map[http.ConnState]int{}
+		for _, st := range states {
+			count[st]++
+		}
+		return count
+	}
+	// A connection's closed state comes just after the close that its
+	// client saw: wait for it a while.
+	for end := time.Now().Add(5 * time.Second); counts()[http.StateClosed] < 2 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	count := counts()
 	smu.Lock()
 	defer smu.Unlock()
-	count := map[http.ConnState]int{}
-	for _, st := range states {
-		count[st]++
-	}
 	if count[http.StateNew] != 3 || count[http.StateHijacked] != 1 || count[http.StateClosed] != 2 {
 		t.Errorf("connection states %v: want 3 new, 1 hijacked, 2 closed", states)
 	}
