@@ -29,6 +29,7 @@ type conn struct {
 	hdr      []byte // the handler's headers, written when it fixed them
 	keys     []string
 	timer    *time.Timer // starts the watch of a handler that runs long
+	strings  stringTable // of its plain requests (readPlain)
 	lastPost bool        // the last request was a POST
 	linger   bool        // close after reading what the client still sends
 
@@ -134,7 +135,11 @@ func (c *conn) readRequest() (*http.Request, error) {
 		}
 		c.br.Discard(n)
 	}
-	req, err := http.ReadRequest(c.br)
+	req, plain := c.readPlain(c.br)
+	var err error
+	if !plain {
+		req, err = http.ReadRequest(c.br)
+	}
 	hitLimit := c.r.limit <= 0
 	c.r.limit = -1
 	if err != nil {
@@ -214,7 +219,8 @@ func (c *conn) handle(req *http.Request) (keep bool) {
 	}
 	noBody := req.Body == nil || req.Body == http.NoBody
 	if !noBody {
-		w.reqBody = &body{rc: req.Body, c: c, w: w, expect: w.expectContinue}
+		w.bodyStore = body{rc: req.Body, c: c, w: w, expect: w.expectContinue}
+		w.reqBody = &w.bodyStore
 		req.Body = w.reqBody
 	}
 	c.mu.Lock()

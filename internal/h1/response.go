@@ -61,7 +61,9 @@ type response struct {
 	total   int64  // body bytes the handler wrote
 	body    []byte // written before the headers went: in c.bodyBuf
 	reqBody *body  // nil when the request had none
-	err     error
+	// bodyStore is reqBody's, made with the response.
+	bodyStore body
+	err       error
 }
 
 func newResponse(c *conn, req *http.Request) *response {

@@ -1,8 +1,8 @@
 // Package h1 is a lean HTTP/1.1 server for handlers that mostly answer at
 // once: the replay's listener. It serves any http.Handler, with the
-// request parsed by net/http (http.ReadRequest), but it spends less a
-// request than http.Server, which a replay answering in tens of
-// microseconds pays in full:
+// request that net/http's parser (http.ReadRequest) would give, but it
+// spends less a request than http.Server, which a replay answering in tens
+// of microseconds pays in full:
 //
 //   - No background read a request. http.Server starts a goroutine that
 //     reads the connection while the handler runs, to cancel the request's
@@ -14,6 +14,11 @@
 //   - One write an answer: the status line, the headers and a body of up
 //     to 32 KiB go out together when the handler returns (Content-Length),
 //     or when it flushes (chunked).
+//   - A plain request (an MCP client's: a path, a dozen ordinary headers, a
+//     Content-Length) is read where it lies in the connection's buffer, its
+//     strings taken from the connection's table, in three allocations where
+//     http.ReadRequest makes sixteen (parse.go); any other goes to
+//     http.ReadRequest.
 //
 // What it keeps of http.Server: keep-alive and pipelining, chunked bodies
 // both ways, Expect: 100-continue, the header size limit (431), the header
