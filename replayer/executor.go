@@ -389,36 +389,35 @@ type inflight struct {
 }
 
 // add registers a request in flight, with the cancel of its context (nil
-// for a plan that cannot wait); the returned func forgets it once its plan
-// is carried out. It reports false, registering nothing, when the
-// connection has ended.
-func (t *inflight) add(id jsonrpc.ID, cancel context.CancelCauseFunc) (forget func(), ok bool) {
+// for a plan that cannot wait); forget forgets it once its plan is carried
+// out. It reports false, registering nothing, when the connection has
+// ended.
+func (t *inflight) add(id jsonrpc.ID, cancel context.CancelCauseFunc) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ended {
-		return nil, false
+		return false
 	}
 	if t.cancel == nil {
 		t.cancel = map[jsonrpc.ID]context.CancelCauseFunc{}
 	}
 	t.plans.Add(1)
 	t.cancel[id] = cancel
-	waiting := t.waiting
-	if cancel == nil {
-		waiting = nil // answered at once
+	if cancel != nil && t.waiting != nil { // else answered at once
+		t.waiting(1)
 	}
-	if waiting != nil {
-		waiting(1)
+	return true
+}
+
+// forget forgets a request that add registered with cancel.
+func (t *inflight) forget(id jsonrpc.ID, cancel context.CancelCauseFunc) {
+	t.mu.Lock()
+	delete(t.cancel, id)
+	t.mu.Unlock()
+	if cancel != nil && t.waiting != nil {
+		t.waiting(-1)
 	}
-	return func() {
-		t.mu.Lock()
-		delete(t.cancel, id)
-		t.mu.Unlock()
-		if waiting != nil {
-			waiting(-1)
-		}
-		t.plans.Done()
-	}, true
+	t.plans.Done()
 }
 
 // cancelled cancels the request that a notifications/cancelled names.

@@ -16,12 +16,10 @@ func TestInflightWithoutCancel(t *testing.T) {
 	var table inflight
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	forgetWaiting, ok := table.add("1", cancel)
-	if !ok {
+	if !table.add("1", cancel) {
 		t.Fatal("add to an open table refused")
 	}
-	forgetImmediate, ok := table.add("2", nil)
-	if !ok {
+	if !table.add("2", nil) {
 		t.Fatal("add without a cancel refused")
 	}
 	for _, id := range []string{"2", "3"} {
@@ -39,10 +37,10 @@ func TestInflightWithoutCancel(t *testing.T) {
 	if context.Cause(ctx) != end {
 		t.Errorf("the end of the session: request 1's cause %v, want %v", context.Cause(ctx), end)
 	}
-	forgetWaiting()
-	forgetImmediate()
+	table.forget("1", cancel)
+	table.forget("2", nil)
 	table.wait()
-	if _, ok := table.add("4", nil); ok {
+	if table.add("4", nil) {
 		t.Error("add after the end accepted")
 	}
 }

@@ -194,9 +194,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *HTTPHandler) newSession(sse bool) (*httpSession, bool) {
-	hs := &httpSession{id: h.opts.NewSessionID(), s: h.e.newSession(), sse: sse,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	hs.calls.waiting = h.e.opts.Waiting
+	hs := newHTTPSession(h.e.newSession(), h.e.opts.Waiting, false)
+	hs.id, hs.sse = h.opts.NewSessionID(), sse
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

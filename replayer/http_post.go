@@ -1,7 +1,9 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +49,13 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []i
 		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeParseError, "Parse error: the body is not JSON", nil)
 		return nil, false, false
 	}
-	elems, batch, err := jsonrpc.SplitBatch(body)
+	// A single message is split here, in place: SplitBatch would
+	// allocate its one-element slice.
+	one := [1]json.RawMessage{bytes.TrimSpace(body)}
+	elems, batch, err := one[:], false, error(nil)
+	if jsonrpc.IsBatch(body) {
+		elems, batch, err = jsonrpc.SplitBatch(body)
+	}
 	if err == nil && batch && len(elems) == 0 {
 		err = errors.New("empty batch")
 	}
@@ -203,27 +211,31 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 	// Each request that can wait can be cancelled alone
 	// (notifications/cancelled); one that cannot is carried out before
 	// anything could cancel it, under the request's own context.
+	added := 0 // calls[:added] are in table
+	defer func() {
+		for _, c := range calls[:added] {
+			table.forget(c.msg.ID, c.cancel)
+		}
+	}()
 	for i := range calls {
 		calls[i].ctx = base
-		var cancel context.CancelCauseFunc
 		if !calls[i].plan.immediate() {
 			var ctx context.Context
-			ctx, cancel = context.WithCancelCause(base)
-			defer cancel(nil)
+			ctx, calls[i].cancel = context.WithCancelCause(base)
+			defer calls[i].cancel(nil)
 			calls[i].ctx = ctx
 		}
 		if table != nil {
-			forget, ok := table.add(calls[i].msg.ID, cancel)
-			if !ok {
+			if !table.add(calls[i].msg.ID, calls[i].cancel) {
 				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 				return
 			}
-			defer forget()
+			added++
 		}
 	}
 	post := postOutlet{later: hs.laterOutlet(), start: start, onPOST: onPOST && sse}
 	if post.later != nil {
-		post.early = hs.pushWritten
+		post.early = hs.pushWrittenTo
 	}
 	if hs != nil && !hs.sse && batchesAllowed(r) {
 		post.join = true // recorded server batches go as one event (protocol_batch.go)
@@ -282,11 +294,13 @@ func onPOSTStream(plan *answerPlan) *answerPlan {
 	return &out
 }
 
-// postCall is one request of a POST, its plan and its context.
+// postCall is one request of a POST, its plan and its context, with the
+// context's cancel when the plan can wait.
 type postCall struct {
-	msg  *jsonrpc.Message
-	plan *answerPlan
-	ctx  context.Context
+	msg    *jsonrpc.Message
+	plan   *answerPlan
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // form says whether the answer to calls is an event stream, and with which
@@ -315,15 +329,18 @@ func (h *HTTPHandler) form(calls []postCall, batch bool) (sse bool, eventIDs []s
 // a batch's responses. A scripted HTTP status takes its place.
 func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *session, calls []postCall, batch bool, post postOutlet, stateless bool) {
 	outs := make([]postOutlet, len(calls))
-	eachCall(len(calls), func(i int) {
-		o := &outs[i]
-		*o = post
-		o.deliver = func(msg []byte, _ bool) error { o.response = msg; return nil }
+	for i := range outs {
+		outs[i] = post
+		outs[i].keep = true
 		if !batch {
-			o.fault = w
+			outs[i].fault = w
 		}
-		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, o)
-	})
+	}
+	if len(calls) == 1 { // on this goroutine, with no func made for it
+		s.carry(calls[0].ctx, calls[0].msg, calls[0].plan, post.start, &outs[0])
+	} else {
+		eachCall(len(calls), func(i int) { s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, &outs[i]) })
+	}
 	if r.Context().Err() != nil || outs[0].faulted {
 		return // the client went away, or the status was written
 	}
@@ -351,7 +368,7 @@ func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *sess
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType
 	status := h.e.statusOf(plan, response, stateless)
 	if rec := h.e.recordedHTTP(plan); rec != nil && status >= 400 {
 		for _, k := range []string{"Retry-After", "WWW-Authenticate"} {
@@ -405,6 +422,10 @@ func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *session, hs *httpSessi
 	})
 }
 
+// jsonType is the Content-Type of a JSON answer, one slice for all: no
+// one changes a header's values in place.
+var jsonType = []string{"application/json"}
+
 // postOutlet carries a plan out into the answer of a POST (executor.go).
 type postOutlet struct {
 	start   time.Time
@@ -421,16 +442,28 @@ type postOutlet struct {
 	join, withResponse, detached bool
 	// fault, when set, takes a scripted HTTP status (faulted records that
 	// it did); aborted records a scripted cut, close or exit.
-	fault    http.ResponseWriter
-	faulted  bool
-	aborted  bool
-	response []byte // what deliver kept, for a JSON answer
+	fault   http.ResponseWriter
+	faulted bool
+	aborted bool
+	// keep says that the answer is JSON: the response is kept in
+	// response, and deliver is not called.
+	keep     bool
+	response []byte
+}
+
+// answer delivers a message of the POST's answer.
+func (o *postOutlet) answer(msg []byte, response bool) error {
+	if o.keep {
+		o.response = msg
+		return nil
+	}
+	return o.deliver(msg, response)
 }
 
 func (o *postOutlet) send(m outMessage) error {
 	switch {
 	case m.later && !o.answered && o.onPOST:
-		return o.deliver(m.raw, false)
+		return o.answer(m.raw, false)
 	case m.later && !o.answered && o.early != nil:
 		o.early(m.raw)
 	case m.later:
@@ -439,7 +472,7 @@ func (o *postOutlet) send(m outMessage) error {
 		}
 	default:
 		o.answered = o.answered || m.response
-		return o.deliver(m.raw, m.response)
+		return o.answer(m.raw, m.response)
 	}
 	return nil
 }
@@ -507,6 +540,9 @@ func (e *Engine) recordedHTTP(p *answerPlan) *cassettes.HTTP {
 // recorded error, 404 for method-not-found in the stateless era (as its
 // transport requires), else 200.
 func (e *Engine) statusOf(p *answerPlan, response []byte, stateless bool) int {
+	if !bytes.Contains(response, []byte(`"error"`)) && bytes.IndexByte(response, '\\') < 0 {
+		return http.StatusOK // no error member, not even an escaped name: no need to parse
+	}
 	m, err := jsonrpc.Parse(response)
 	if err != nil || m.Error == nil {
 		return http.StatusOK

@@ -34,6 +34,19 @@ type httpSession struct {
 	detach func()        // removes the session's outlet for Notify
 	wake   chan struct{} // signals the stream that queue grew (capacity 1)
 	done   chan struct{} // closed when the session ends
+	// pushTo and pushWrittenTo are push and pushWritten as funcs, made
+	// once (newHTTPSession), not at each POST; nil when ephemeral.
+	pushTo, pushWrittenTo func([]byte)
+}
+
+// newHTTPSession returns a session of the HTTP transports over s.
+func newHTTPSession(s *session, waiting func(delta int), ephemeral bool) *httpSession {
+	hs := &httpSession{s: s, ephemeral: ephemeral, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	hs.calls.waiting = waiting
+	if !ephemeral {
+		hs.pushTo, hs.pushWrittenTo = hs.push, hs.pushWritten
+	}
+	return hs
 }
 
 // maxQueued bounds the messages a session keeps for a GET stream that is
@@ -183,5 +196,5 @@ func (hs *httpSession) laterOutlet() func([]byte) {
 	if hs == nil || hs.ephemeral {
 		return nil
 	}
-	return hs.push
+	return hs.pushTo
 }

@@ -69,15 +69,14 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		// the POST is answered, and the end of the session stops the
 		// explanation.
 		ctx, cancel := context.WithCancelCause(context.Background())
-		forget, ok := hs.calls.add(m.msg.ID, cancel)
-		if !ok {
+		if !hs.calls.add(m.msg.ID, cancel) {
 			cancel(nil)
 			http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 			return
 		}
 		out := &postOutlet{deliver: func(msg []byte, _ bool) error { hs.push(msg); return nil }, later: hs.push}
 		go func() {
-			defer forget()
+			defer hs.calls.forget(m.msg.ID, cancel)
 			defer cancel(nil)
 			hs.s.carry(ctx, m.msg, plan, start, out)
 			plan.release()

@@ -49,9 +49,7 @@ func (e *Engine) recordedWithoutSessions() bool {
 // replay of a server without sessions: a session for this POST alone over
 // the shared replay state, and no Mcp-Session-Id.
 func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
-	hs := &httpSession{s: h.sessionlessState(r), ephemeral: true,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	hs.calls.waiting = h.e.opts.Waiting
+	hs := newHTTPSession(h.sessionlessState(r), h.e.opts.Waiting, true)
 	defer hs.end()
 	go func() { // Close ends what is in flight, as it ends sessions
 		select {

@@ -526,15 +526,14 @@ var poisonFreed bool
 // it; then calls done.
 func (c *conn) wait(ctx context.Context, msg *jsonrpc.Message, plan *answerPlan, start time.Time, out *lineOutlet, done func()) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	forget, ok := c.calls.add(msg.ID, cancel)
-	if !ok {
+	if !c.calls.add(msg.ID, cancel) {
 		cancel(nil)
 		finish(done)
 		return
 	}
 	plan.afterDelays(rctx, func() {
 		defer finish(done)
-		defer forget()
+		defer c.calls.forget(msg.ID, cancel)
 		defer cancel(nil)
 		c.s.carry(rctx, msg, plan, start, out)
 		plan.releaseAll()

@@ -17,14 +17,14 @@ import (
 
 // maxHTTPCallAllocs bounds the allocations of a replayed call over HTTP, as
 // replay --listen serves it (the lean server, the guard, the routes, the
-// handler; the live log off): 44 on December 7th, 2026. Of those, the
-// request's parse by net/http (http.ReadRequest: its line, URL, headers and
-// body reader) made about 16 and its context 3, the lean server 3 (its
-// response and the body's reader; its raw reads and writes made 4 more
-// until their functions were made once a connection), and the guard and
-// the handler the rest (the Accept header's split made one more until it
-// was read in place). docs/performance.md says where they go.
-const maxHTTPCallAllocs = 45
+// handler; the live log off): 16 on December 7th, 2026, 44 that morning.
+// What is left: the request (h1's plain request, its header map and the
+// map's slots), its context (two, and the request's copy that carries it),
+// the response and its header map (two, and the slots its first header
+// takes), the guard's exchange and the body's bytes, and the handler's
+// message, its list of messages, its list of calls and their outlets.
+// docs/performance.md says what went.
+const maxHTTPCallAllocs = 17
 
 // TestReplayHTTPCallAllocates counts what the process allocates a call
 // while a client that allocates nothing a call (its requests written

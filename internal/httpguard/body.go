@@ -80,51 +80,50 @@ func Bytes(r *http.Request) ([]byte, bool) {
 
 // readBody reads the whole body within the size and time limits and the
 // in-flight budget, into one buffer of the body's size when its length is
-// known. The returned release gives its bytes back to the budget; the
-// caller calls it once the request is done, also after an error. The read
+// known. What it takes of the budget is added to *held, which the caller
+// gives back (giveHeld) once the request is done, also after an error. The read
 // deadline is lifted after a successful read, so that a long answer stream
 // is not cut by it. After an error it stays, so that net/http does not wait
 // for the rest of the body before it writes the error; the connection is
 // then closed.
-func (l *limits) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
-	var held int64
-	release = func() { l.bodies.give(held) }
+func (l *limits) readBody(w http.ResponseWriter, r *http.Request, held *int64) (body []byte, err error) {
 	limit := l.maxBody
 	if l.bodies.max >= 0 && (limit < 0 || l.bodies.max < limit) {
 		limit = l.bodies.max // a body larger than the whole budget can never pass
 	}
 	if r.ContentLength > 0 && limit >= 0 && r.ContentLength > limit {
-		return nil, release, &http.MaxBytesError{Limit: limit}
+		return nil, &http.MaxBytesError{Limit: limit}
 	}
 	if r.ContentLength > 0 && !l.bodies.take(r.ContentLength) {
-		return nil, release, errBudget
+		return nil, errBudget
 	}
 	if r.ContentLength > 0 {
-		held = r.ContentLength
+		*held = r.ContentLength
 	}
 	rc := http.NewResponseController(w)
 	if l.readTimeout > 0 {
 		rc.SetReadDeadline(time.Now().Add(l.readTimeout))
 	}
 	src := r.Body
-	if limit >= 0 {
+	if limit >= 0 && r.ContentLength < 0 {
+		// A body of known length is within the limit (above), and the
+		// server's reader ends it at that length.
 		src = http.MaxBytesReader(w, r.Body, limit)
 	}
 	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
+		body = make([]byte, r.ContentLength, r.ContentLength+1) // a byte to spare, to find more than declared
 		if _, err = io.ReadFull(src, body); err == nil {
-			var one [1]byte
-			if n, _ := src.Read(one[:]); n > 0 {
+			if n, _ := src.Read(body[len(body):cap(body)]); n > 0 {
 				err = errors.New("the body is longer than its Content-Length")
 			}
 		}
 	} else {
-		body, err = l.readGrowing(src, &held)
+		body, err = l.readGrowing(src, held)
 	}
 	if err == nil && l.readTimeout > 0 {
 		rc.SetReadDeadline(time.Time{})
 	}
-	return body, release, err
+	return body, err
 }
 
 // readGrowing reads a body of unknown length (chunked), doubling its buffer

@@ -77,18 +77,19 @@ func newLimits(o *Options) *limits {
 // serve enforces the limits around next: the body's size, read time and
 // the in-flight budget, then the sessions (expiry, their number).
 func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	x := &exchange{sw: sessionWatch{ResponseWriter: w, t: l.sessions, r: r}}
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		b, release, err := l.readBody(w, r) // body.go
-		defer release()
+		b, err := l.readBody(w, r, &x.held) // body.go
+		defer x.giveBack(&l.bodies)
 		if err != nil {
 			l.refuseBody(w, r, err)
 			return
 		}
 		body = b
-		rb := &Body{b: body}
-		rb.r.Reset(body)
-		r.Body, r.ContentLength = rb, int64(len(body))
+		x.body = Body{b: body}
+		x.body.r.Reset(body)
+		r.Body, r.ContentLength = &x.body, int64(len(body))
 	}
 	sid := r.Header.Get(mcp.HeaderSessionID)
 	if sid != "" {
@@ -101,7 +102,7 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 		}
 	}
 	opensSSE := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/sse")
-	sw := &sessionWatch{ResponseWriter: w, t: l.sessions, r: r}
+	sw := &x.sw
 	if opensSSE || (sid == "" && r.Method == http.MethodPost && opensSession(body)) {
 		if !l.sessions.reserve() {
 			rpcError(w, http.StatusServiceUnavailable, idOf(body), fmt.Sprintf("Service Unavailable: this mcpmock listener already has %d sessions, its maximum (--max-sessions); end one with DELETE", l.sessions.max))
@@ -116,6 +117,18 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 	defer sw.finish()
 	next.ServeHTTP(sw, r)
 }
+
+// exchange is what the guard keeps of one request, in one allocation: the
+// bytes its body holds of the budget, the body read, and the writer that
+// watches the session it opens or ends.
+type exchange struct {
+	held int64
+	body Body
+	sw   sessionWatch
+}
+
+// giveBack gives the budget back what the body held of it.
+func (x *exchange) giveBack(b *budget) { b.give(x.held) }
 
 // rateOK takes a token from the client's bucket, or answers 429 with
 // Retry-After and reports false.

@@ -33,10 +33,17 @@ func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
 // collector one object to trace, not 100,000.
 func SplitBatch(data []byte) (elems []json.RawMessage, batch bool, err error) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '[' {
+	if !IsBatch(data) {
 		return []json.RawMessage{data}, false, nil
 	}
 	return AppendBatch(nil, append([]byte(nil), data...))
+}
+
+// IsBatch reports whether data, white space around it, is a JSON array:
+// whether SplitBatch splits it.
+func IsBatch(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '['
 }
 
 // AppendBatch is SplitBatch that appends the elements to elems and leaves
