@@ -240,23 +240,27 @@ func (b *plainBody) Close() error {
 
 // stringTable gives the strings of a connection's requests: the same
 // string for the same bytes, made once. It holds at most maxStrings
-// strings; a request of new strings past that starts it anew.
+// strings of maxStringBytes in all (a client that sends new ones at each
+// request must not make a connection hold more than that): past either,
+// it starts anew.
 type stringTable struct {
-	m    map[string]string
-	keys map[string]string // canonical header names by the name as sent
+	m     map[string]string
+	keys  map[string]string // canonical header names by the name as sent
+	bytes int               // in m and keys
 }
 
-const maxStrings = 256
+const (
+	maxStrings     = 256
+	maxStringBytes = 16 << 10
+)
 
 // get returns b as a string.
 func (t *stringTable) get(b []byte) string {
 	if s, ok := t.m[string(b)]; ok {
 		return s
 	}
-	if t.m == nil || len(t.m) >= maxStrings {
-		t.m = make(map[string]string)
-	}
 	s := string(b)
+	t.room(len(s))
 	t.m[s] = s
 	return s
 }
@@ -266,9 +270,6 @@ func (t *stringTable) get(b []byte) string {
 func (t *stringTable) key(b []byte) string {
 	if s, ok := t.keys[string(b)]; ok {
 		return s
-	}
-	if t.keys == nil || len(t.keys) >= maxStrings {
-		t.keys = make(map[string]string)
 	}
 	canon := make([]byte, len(b))
 	upper := true
@@ -283,6 +284,16 @@ func (t *stringTable) key(b []byte) string {
 		upper = c == '-'
 	}
 	s := string(canon)
+	t.room(2 * len(s))
 	t.keys[string(b)] = s
 	return s
+}
+
+// room makes room for n more bytes, starting the table anew when they do
+// not fit.
+func (t *stringTable) room(n int) {
+	if t.m == nil || len(t.m)+len(t.keys) >= maxStrings || t.bytes+n > maxStringBytes {
+		t.m, t.keys, t.bytes = make(map[string]string), make(map[string]string), 0
+	}
+	t.bytes += n
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -154,5 +155,31 @@ func TestPlainRequestsAllocate(t *testing.T) {
 	read()
 	if n := testing.AllocsPerRun(100, read); n > 3 {
 		t.Errorf("a plain request allocates %v times, want at most 3 (the request, its header map, its groups)", n)
+	}
+}
+
+// TestStringTableBounded: a client that sends new header values at each
+// request does not make its connection hold more than maxStringBytes of
+// them, nor more than maxStrings.
+func TestStringTableBounded(t *testing.T) {
+	var tab stringTable
+	value := bytes.Repeat([]byte("v"), 1000)
+	for i := range 1000 {
+		copy(value, strconv.Itoa(i))
+		if got := tab.get(value); got != string(value) {
+			t.Fatalf("get returned %q", got)
+		}
+		if tab.bytes > maxStringBytes || len(tab.m) > maxStrings {
+			t.Fatalf("after %d values the table holds %d bytes in %d strings, want at most %d and %d", i+1, tab.bytes, len(tab.m), maxStringBytes, maxStrings)
+		}
+	}
+	for i := range 1000 {
+		tab.get([]byte(strconv.Itoa(i)))
+		if len(tab.m)+len(tab.keys) > maxStrings {
+			t.Fatalf("after %d short values the table holds %d strings, want at most %d", i+1, len(tab.m)+len(tab.keys), maxStrings)
+		}
+	}
+	if got := tab.key([]byte("mcp-session-ID")); got != "Mcp-Session-Id" {
+		t.Errorf("key(mcp-session-ID) = %q, want Mcp-Session-Id", got)
 	}
 }
