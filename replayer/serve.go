@@ -455,10 +455,11 @@ func (c *conn) borrow(ctx context.Context, line []byte, now, later *lineOutlet, 
 		rm = new(readMessage)
 	}
 	rm.raw = append(rm.raw[:0], line...)
-	// The id is a string of its own, not a view of the line's copy like
-	// the params: a miss keeps its id for the report (OnMiss), which
-	// would keep the whole line (TestMissesKeepNotTheirLines).
-	err := jsonrpc.ParseInto(&rm.msg, rm.raw)
+	// The id is a view of the line's copy, as the params are: the message
+	// is used again only when the session kept nothing of it (free), and
+	// what keeps an id alone copies it (a miss, for its report: a view
+	// would keep the whole line, TestMissesKeepNotTheirLines).
+	err := jsonrpc.ParseViewInto(&rm.msg, rm.raw)
 	msg := &rm.msg
 	if err != nil && msg.Raw == nil {
 		msg = nil // not a JSON object: no message, as Parse returns

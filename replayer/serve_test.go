@@ -121,7 +121,7 @@ func TestServeLineAllocates(t *testing.T) {
 		// answer's parse; then 3: the answer's id, parsed to be logged,
 		// and the note's text, "replayed #4").
 		for _, logged := range []bool{false, true} {
-			name, most := c.name, 1.0
+			name, most := c.name, 0.0
 			var log bytes.Buffer
 			if logged {
 				name = c.name + ", logged"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -195,7 +196,7 @@ func (s *session) recordedPlanCounted(msg *jsonrpc.Message, live matcher.Request
 		s.e.stats.unmatched.Add(1)
 		// The answer says what settle will explain (explain.go); until
 		// then it names the method and tool only.
-		miss.id = msg.ID
+		miss.id = jsonrpc.ID(strings.Clone(string(msg.ID))) // its own: msg's may be a view of a long line
 		return &answerPlan{Miss: miss, Steps: []step{{Kind: stepSend, Response: true, Message: jsonrpc.ErrorResponse(msg.ID, miss.rpcError()), missAnswer: true}}}
 	}
 	if count {

@@ -26,13 +26,8 @@ import (
 // docs/performance.md says what went.
 const maxHTTPCallAllocs = 17
 
-// TestReplayHTTPCallAllocates counts what the process allocates a call
-// while a client that allocates nothing a call (its requests written
-// before, its answers read into one buffer) calls a replay over HTTP.
-func TestReplayHTTPCallAllocates(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are checked without -race")
-	}
+// echoCassette is an initialize and 64 calls of an echo tool, m0 to m63.
+func echoCassette() *cassettes.Cassette {
 	c := cassettes.New()
 	add := func(req, resp string) {
 		c.Interactions = append(c.Interactions, cassettes.Interaction{From: cassettes.FromClient, Request: []byte(req),
@@ -44,7 +39,17 @@ func TestReplayHTTPCallAllocates(t *testing.T) {
 		add(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}`, i+1, i))
 	}
-	eng, err := replayer.New(c, &replayer.Options{})
+	return c
+}
+
+// TestReplayHTTPCallAllocates counts what the process allocates a call
+// while a client that allocates nothing a call (its requests written
+// before, its answers read into one buffer) calls a replay over HTTP.
+func TestReplayHTTPCallAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without -race")
+	}
+	eng, err := replayer.New(echoCassette(), &replayer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,22 +118,30 @@ func TestReplayHTTPCallAllocates(t *testing.T) {
 	for i := range reqs {
 		reqs[i] = request(string(sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m%d"}}}`, i+1, i%64))
 	}
-	for _, r := range reqs[:calls/2] { // warm up: pools, buffers, the session's tables
-		call(r)
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for _, r := range reqs[calls/2:] {
-		call(r)
-	}
-	runtime.ReadMemStats(&after)
+	perCall, bytesPerCall := allocsPerCall(reqs, func(r []byte) { call(r) })
 	last, _ := call(request(string(sid), `{"jsonrpc":"2.0","id":9999,"method":"tools/call","params":{"name":"echo","arguments":{"text":"m5"}}}`))
 	if !bytes.Contains(last, []byte(`"text":"m5"`)) || !bytes.Contains(last, []byte(`"id":9999`)) {
 		t.Fatalf("the last answer is %s, want m5's under id 9999", last)
 	}
-	perCall := float64(after.Mallocs-before.Mallocs) / (calls / 2)
-	t.Logf("%.1f allocations, %.0f bytes a call", perCall, float64(after.TotalAlloc-before.TotalAlloc)/(calls/2))
+	t.Logf("%.1f allocations, %.0f bytes a call", perCall, bytesPerCall)
 	if perCall > maxHTTPCallAllocs {
 		t.Errorf("a replayed call over HTTP allocates %.1f times, want at most %d", perCall, maxHTTPCallAllocs)
 	}
+}
+
+// allocsPerCall makes the first half of the calls reqs to warm up (pools,
+// buffers, the session's tables), then returns what the process allocated
+// a call, in allocations and bytes, over the second half.
+func allocsPerCall(reqs [][]byte, call func([]byte)) (allocs, bytes float64) {
+	for _, r := range reqs[:len(reqs)/2] {
+		call(r)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, r := range reqs[len(reqs)/2:] {
+		call(r)
+	}
+	runtime.ReadMemStats(&after)
+	n := float64(len(reqs) - len(reqs)/2)
+	return float64(after.Mallocs-before.Mallocs) / n, float64(after.TotalAlloc-before.TotalAlloc) / n
 }

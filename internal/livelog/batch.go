@@ -62,7 +62,7 @@ func (o *textOut) writeLocked() error {
 	}
 	_, err := o.w.Write(o.waiting)
 	o.waiting = o.waiting[:0]
-	if cap(o.waiting) > maxWaiting {
+	if cap(o.waiting) > 4*maxWaiting { // a batch past maxWaiting grows its buffer beyond it: kept
 		o.waiting = nil
 	}
 	return err
