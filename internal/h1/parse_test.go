@@ -135,9 +135,9 @@ func TestPlainSeeds(t *testing.T) {
 	}
 }
 
-// TestPlainRequestsAllocate counts the allocations of a plain request read
+// TestPlainRequestAllocates counts the allocations of a plain request read
 // again on a connection: its strings are the connection's.
-func TestPlainRequestsAllocate(t *testing.T) {
+func TestPlainRequestAllocates(t *testing.T) {
 	in := []byte(plainSeeds[0])
 	c := &conn{}
 	r := bytes.NewReader(in)
