@@ -26,9 +26,9 @@ type incoming struct {
 	p   mcp.RequestParams // read of msg's params once, for every check
 }
 
-// readPOST checks a POST's headers and reads its messages. It answers the
-// request itself and returns ok false on any error.
-func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (msgs []incoming, batch, ok bool) {
+// readPOST checks a POST's headers and reads its messages, appended to
+// msgs. It answers the request itself and returns ok false on any error.
+func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request, msgs []incoming) (_ []incoming, batch, ok bool) {
 	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
 		http.Error(w, "Unsupported Media Type: Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return nil, false, false
@@ -105,7 +105,8 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 		http.Error(w, "Not Acceptable: Accept must contain both 'application/json' and 'text/event-stream'", http.StatusNotAcceptable)
 		return
 	}
-	msgs, batch, ok := h.readPOST(w, r)
+	var one [1]incoming // a POST's messages: most often one
+	msgs, batch, ok := h.readPOST(w, r, one[:0])
 	if !ok {
 		return
 	}
@@ -155,7 +156,8 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 	if hs != nil {
 		table = &hs.calls
 	}
-	var calls []postCall
+	var one [1]postCall // a POST's requests: most often one
+	calls := one[:0]
 	for _, m := range msgs {
 		s.knowParams(m.msg.Params, m.p)
 		if plan := s.receive(m.msg, table); plan != nil {
@@ -339,7 +341,8 @@ func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *sess
 	if len(calls) == 1 { // on this goroutine, with no func made for it
 		s.carry(calls[0].ctx, calls[0].msg, calls[0].plan, post.start, &outs[0])
 	} else {
-		eachCall(len(calls), func(i int) { s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, &outs[i]) })
+		batch := slices.Clone(calls) // the goroutines' own: calls may stay on the caller's stack
+		eachCall(len(batch), func(i int) { s.carry(batch[i].ctx, batch[i].msg, batch[i].plan, post.start, &outs[i]) })
 	}
 	if r.Context().Err() != nil || outs[0].faulted {
 		return // the client went away, or the status was written
@@ -413,13 +416,19 @@ func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *session, hs *httpSessi
 		}
 		return send(msg)
 	}
-	eachCall(len(calls), func(i int) {
+	carry := func(c *postCall) {
 		o := post
-		s.carry(calls[i].ctx, calls[i].msg, calls[i].plan, post.start, &o)
+		s.carry(c.ctx, c.msg, c.plan, post.start, &o)
 		if o.aborted {
-			h.e.opts.Logger.Warn("✗ scripted fault: event stream cut (" + calls[i].plan.Scripted + ")")
+			h.e.opts.Logger.Warn("✗ scripted fault: event stream cut (" + c.plan.Scripted + ")")
 		}
-	})
+	}
+	if len(calls) == 1 {
+		carry(&calls[0])
+		return
+	}
+	batch := slices.Clone(calls) // the goroutines' own: calls may stay on the caller's stack
+	eachCall(len(batch), func(i int) { carry(&batch[i]) })
 }
 
 // jsonType is the Content-Type of a JSON answer, one slice for all: no

@@ -55,7 +55,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Found: session not found", http.StatusNotFound)
 		return
 	}
-	msgs, _, ok := h.readPOST(w, r)
+	msgs, _, ok := h.readPOST(w, r, nil)
 	if !ok {
 		return
 	}
