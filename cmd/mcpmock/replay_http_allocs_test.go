@@ -17,13 +17,13 @@ import (
 
 // maxHTTPCallAllocs bounds the allocations of a replayed call over HTTP, as
 // replay --listen serves it (the lean server, the guard, the routes, the
-// handler; the live log off): 14 on December 7th, 2026, 44 that morning.
+// handler; the live log off): 12 on December 7th, 2026, 44 that morning.
 // What is left: the request (h1's plain request, its header map and the
 // map's slots), its context (two, and the request's copy that carries it),
-// the response and its header map (two, and the slots its first header
-// takes), the guard's exchange and the body's bytes, and the handler's
-// message and its calls' outlets. docs/performance.md says what went.
-const maxHTTPCallAllocs = 15
+// the response, the guard's exchange and the body's bytes, and the
+// handler's message and its calls' outlets. docs/performance.md says what
+// went.
+const maxHTTPCallAllocs = 13
 
 // echoCassette is an initialize and 64 calls of an echo tool, m0 to m63.
 func echoCassette() *cassettes.Cassette {

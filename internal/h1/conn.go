@@ -30,6 +30,7 @@ type conn struct {
 	keys     []string
 	timer    *time.Timer // starts the watch of a handler that runs long
 	strings  stringTable // of its plain requests (readPlain)
+	header   http.Header // the last response's header map, cleared for the next (newResponse)
 	lastPost bool        // the last request was a POST
 	linger   bool        // close after reading what the client still sends
 
@@ -46,6 +47,10 @@ type conn struct {
 	gone      bool               // the watch saw the client go away
 	cancel    context.CancelFunc // the running request's
 }
+
+// maxKeptHeaders is the most headers a response's header map held for it
+// to be kept for the next response: a larger one's memory is not.
+const maxKeptHeaders = 32
 
 // aLongTimeAgo is a deadline in the past, to stop a read at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -245,6 +250,12 @@ func (c *conn) handle(req *http.Request) (keep bool) {
 	}
 	w.finish()
 	c.endWatch()
+	if len(w.header) <= maxKeptHeaders {
+		// The next response's: a handler uses its ResponseWriter, and so
+		// its header map, no longer once it has returned.
+		clear(w.header)
+		c.header = w.header
+	}
 	c.mu.Lock()
 	gone := c.gone
 	c.mu.Unlock()

@@ -67,7 +67,12 @@ type response struct {
 }
 
 func newResponse(c *conn, req *http.Request) *response {
-	w := &response{c: c, req: req, header: make(http.Header), head: req.Method == http.MethodHead, declared: -1}
+	header := c.header
+	c.header = nil
+	if header == nil {
+		header = make(http.Header)
+	}
+	w := &response{c: c, req: req, header: header, head: req.Method == http.MethodHead, declared: -1}
 	w.body = c.bodyBuf[:0]
 	return w
 }

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -430,5 +431,46 @@ func TestUnreadBodyTrickled(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusForbidden || !resp.Close {
 		t.Errorf("answer %d, Connection: close %v; want 403 and close", resp.StatusCode, resp.Close)
+	}
+}
+
+// TestHeaderMapUsedAgain: the header map of a response is the next
+// response's on the connection, emptied: each handler starts with no
+// header and answers with its own alone, also after one whose map grew
+// past maxKeptHeaders (not kept).
+func TestHeaderMapUsedAgain(t *testing.T) {
+	seen := make(chan int, 16) // the headers each handler found set as it started
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- len(w.Header())
+		switch r.URL.Path {
+		case "/many":
+			for i := range maxKeptHeaders + 1 {
+				w.Header().Set("X-Many-"+strconv.Itoa(i), "v")
+			}
+		case "/one":
+			w.Header().Set("X-One", "1")
+		}
+		io.WriteString(w, "ok")
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	c := dial(t, serve(t, s))
+	br := bufio.NewReader(c)
+	for _, path := range []string{"/one", "/plain", "/many", "/plain", "/one", "/one"} {
+		io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		io.ReadAll(resp.Body)
+		if got, want := resp.Header.Get("X-One") != "", path == "/one"; got != want {
+			t.Errorf("%s: X-One in the answer %v, want %v", path, got, want)
+		}
+		if got, want := resp.Header.Get("X-Many-0") != "", path == "/many"; got != want {
+			t.Errorf("%s: X-Many-0 in the answer %v, want %v", path, got, want)
+		}
+	}
+	for i := range 6 {
+		if n := <-seen; n != 0 {
+			t.Errorf("handler %d started with %d headers set, want none", i, n)
+		}
 	}
 }
