@@ -49,13 +49,8 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request, msgs []in
 		writeRPCError(w, http.StatusBadRequest, "", jsonrpc.CodeParseError, "Parse error: the body is not JSON", nil)
 		return nil, false, false
 	}
-	// A single message is split here, in place: SplitBatch would
-	// allocate its one-element slice.
-	one := [1]json.RawMessage{bytes.TrimSpace(body)}
-	elems, batch, err := one[:], false, error(nil)
-	if jsonrpc.IsBatch(body) {
-		elems, batch, err = jsonrpc.SplitBatch(body)
-	}
+	var one [1]json.RawMessage // a single message is split into it, in place
+	elems, batch, err := jsonrpc.SplitBatchTo(one[:0], body)
 	if err == nil && batch && len(elems) == 0 {
 		err = errors.New("empty batch")
 	}

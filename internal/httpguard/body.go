@@ -81,7 +81,8 @@ func Bytes(r *http.Request) ([]byte, bool) {
 // readBody reads the whole body within the size and time limits and the
 // in-flight budget, into one buffer of the body's size when its length is
 // known. What it takes of the budget is added to *held, which the caller
-// gives back (giveHeld) once the request is done, also after an error. The read
+// gives back (exchange.giveBack) once the request is done, also after an
+// error. The read
 // deadline is lifted after a successful read, so that a long answer stream
 // is not cut by it. After an error it stays, so that net/http does not wait
 // for the rest of the body before it writes the error; the connection is

@@ -32,18 +32,19 @@ func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
 // batch, not one an element, so that a batch of 100,000 requests leaves the
 // collector one object to trace, not 100,000.
 func SplitBatch(data []byte) (elems []json.RawMessage, batch bool, err error) {
-	data = bytes.TrimSpace(data)
-	if !IsBatch(data) {
-		return []json.RawMessage{data}, false, nil
-	}
-	return AppendBatch(nil, append([]byte(nil), data...))
+	return SplitBatchTo(nil, data)
 }
 
-// IsBatch reports whether data, white space around it, is a JSON array:
-// whether SplitBatch splits it.
-func IsBatch(data []byte) bool {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	return len(data) > 0 && data[0] == '['
+// SplitBatchTo is SplitBatch that puts a single message in elems (which it
+// returns): a caller that passes room for one (an array on its stack)
+// splits a single message without an allocation. A batch's elements get
+// a slice of their own, made once for them all, as SplitBatch's.
+func SplitBatchTo(elems []json.RawMessage, data []byte) (_ []json.RawMessage, batch bool, err error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '[' {
+		return append(elems[:0], data), false, nil
+	}
+	return AppendBatch(nil, append([]byte(nil), data...))
 }
 
 // AppendBatch is SplitBatch that appends the elements to elems and leaves
