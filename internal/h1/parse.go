@@ -48,7 +48,9 @@ func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
 	if !ok {
 		return nil, false
 	}
-	// The headers are checked before anything is made of them.
+	// The headers are checked, and split into lines, before anything is
+	// made of them.
+	var lines [maxPlainHeaders]struct{ name, value []byte }
 	n, contentLength, hasLength, hosts := 0, int64(0), false, 0
 	for h := rest; len(h) > 0; n++ {
 		var l []byte
@@ -57,6 +59,7 @@ func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
 		if !ok || n == maxPlainHeaders {
 			return nil, false
 		}
+		lines[n].name, lines[n].value = name, value
 		switch {
 		case nameIs(name, "Content-Length"):
 			if hasLength || !digits(value) || len(value) > 18 {
@@ -92,12 +95,9 @@ func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
 	r.Header = make(http.Header, n)
 	vals := p.vals[:]
-	for h := rest; len(h) > 0; {
-		var l []byte
-		l, h, _ = bytes.Cut(h, []byte("\r\n"))
-		name, value, _ := headerLine(l)
-		key := c.strings.key(name)
-		v := c.strings.get(value)
+	for _, l := range lines[:n] {
+		key := c.strings.key(l.name)
+		v := c.strings.get(l.value)
 		if key == "Host" {
 			r.Host = v // not a header of the request's, as ReadRequest has it
 			continue
