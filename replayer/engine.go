@@ -334,7 +334,6 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 			follow(&followup{raw: []byte(*in.Raw), at: in.AtMs, before: in.BeforeResponse, afterExchange: in.AfterExchange, get: onStream(in), index: i})
 		}
 	}
-	e.index.finish()
 	e.findNoMessages(c)
 	if err := e.addScripted(c, "cassette", 0, true); err != nil {
 		return nil, err

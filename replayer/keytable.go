@@ -1,19 +1,16 @@
 package replayer
 
-import "slices"
-
-// keyTable holds the key lists of one bucket and matcher by index key. Its
-// lists are in one array, in the order their keys were first filed, and
-// dir finds them: open addressing over 8-byte words, each a list's number
-// and 32 bits of its key, at most 3/4 full (2 MiB for 100,000 keys, where
-// the lists take 4.8), so that a lookup's probes stay in one or two cache
-// lines of a table that is mostly cached, and only the list found is read
-// from far away. A lookup then costs one cache miss on a large cassette,
-// where a Go map cost two, its control word's and its slot's
-// (BenchmarkReplayScattered).
+// keyTable holds the key lists of one bucket and matcher by index key: open
+// addressing with linear probing over one array of slots, each a key and
+// its list, at most 3/4 full. A lookup reads the slot its key hashes to
+// (and, seldom, the next), so that on a large cassette it costs one cache
+// miss. A directory of list numbers in front of an array of lists cost two,
+// the number's and the list's: 2,200 ns a call on a cassette of 100,000
+// against 2,050 in one table (BenchmarkReplayScattered), for 64 to 128
+// bytes a key where the two took about 60.
 type keyTable struct {
-	dir   []uint64 // 0: free; else the key's 32 bits << 32 | (list's number + 1)
-	lists []keyEntry
+	slots []keyEntry // a slot whose list is not filed is free
+	n     int        // the keys filed
 }
 
 type keyEntry struct {
@@ -24,59 +21,48 @@ type keyEntry struct {
 // get returns the list of key k, nil when there is none. The list may be
 // changed in place; it stays where it is until put files a new key.
 func (t *keyTable) get(k indexKey) *keyList {
-	if len(t.dir) == 0 {
+	if len(t.slots) == 0 {
 		return nil
 	}
-	mask := uint64(len(t.dir) - 1)
+	mask := uint64(len(t.slots) - 1)
 	for i := k[0] & mask; ; i = (i + 1) & mask {
-		d := t.dir[i]
-		if d == 0 {
+		e := &t.slots[i]
+		if !e.list.filed {
 			return nil
 		}
-		if uint32(d>>32) == uint32(k[1]) {
-			if e := &t.lists[uint32(d)-1]; e.key == k {
-				return &e.list
-			}
+		if e.key == k {
+			return &e.list
 		}
 	}
 }
 
 // put files a new key k, which get does not find, with its list.
 func (t *keyTable) put(k indexKey, l keyList) {
-	if (len(t.lists)+1)*4 > len(t.dir)*3 { // at most 3/4 full
+	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
-	if len(t.lists) == cap(t.lists) {
-		// Doubling: filing 100,000 keys writes about twice their 4.8
-		// MB, where append's growth by a quarter wrote 27 MB of new
-		// memory (a page fault every 4 KiB; docs/performance.md).
-		t.lists = slices.Grow(t.lists, max(8, len(t.lists)))
-	}
-	t.lists = append(t.lists, keyEntry{k, l})
-	t.place(k, uint64(len(t.lists)))
+	t.n++
+	l.filed = true
+	t.place(keyEntry{k, l})
 }
 
-// place enters the list numbered n-1 under key k in dir.
-func (t *keyTable) place(k indexKey, n uint64) {
-	mask := uint64(len(t.dir) - 1)
-	i := k[0] & mask
-	for t.dir[i] != 0 {
+// place puts e in the first free slot from its key's.
+func (t *keyTable) place(e keyEntry) {
+	mask := uint64(len(t.slots) - 1)
+	i := e.key[0] & mask
+	for t.slots[i].list.filed {
 		i = (i + 1) & mask
 	}
-	t.dir[i] = uint64(uint32(k[1]))<<32 | n
+	t.slots[i] = e
 }
 
+// grow doubles the slots and files every key again.
 func (t *keyTable) grow() {
-	t.dir = make([]uint64, max(8, 2*len(t.dir)))
-	for n, e := range t.lists {
-		t.place(e.key, uint64(n+1))
-	}
-}
-
-// clip frees the room left in lists by their growth, once every key is
-// filed.
-func (t *keyTable) clip() {
-	if cap(t.lists) > len(t.lists) {
-		t.lists = append([]keyEntry(nil), t.lists...)
+	old := t.slots
+	t.slots = make([]keyEntry, max(8, 2*len(old)))
+	for _, e := range old {
+		if e.list.filed {
+			t.place(e)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 // TestRecordedLayout: a recorded request is 128 bytes, and what a replayed
 // call reads of it lies in its first 64: in the array of them, which
 // starts on a page, that is one cache line a call (BenchmarkReplayScattered).
+// A key list and its table's slot stay small too.
 func TestRecordedLayout(t *testing.T) {
 	var r recorded
 	if size := unsafe.Sizeof(r); size != 128 {
@@ -30,5 +31,10 @@ func TestRecordedLayout(t *testing.T) {
 	var l keyList
 	if size := unsafe.Sizeof(l); size != 32 {
 		t.Errorf("a key list is %d bytes, want 32", size)
+	}
+	// A key table's slot, the key and its list, is 48 bytes: what a
+	// lookup reads lies in one cache line or two next to each other.
+	if size := unsafe.Sizeof(keyEntry{}); size != 48 {
+		t.Errorf("a key table's slot is %d bytes, want 48", size)
 	}
 }

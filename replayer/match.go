@@ -27,7 +27,6 @@ type index struct {
 	buckets  map[string]map[string]*bucket // method → tool name (tools/call) or "" → bucket
 	keyBuf   []byte                        // the key being filed (add)
 	lists    int                           // key lists made, the next one's id
-	all      []*bucket                     // the buckets, as made (finish)
 	// exact holds, by request position, the hash of the exact key of each
 	// request whose key decides its match under rules that loosen it
 	// (recorded.hasExact): whether a match is exact.
@@ -76,6 +75,8 @@ type keyList struct {
 	// keeps them all whoever the client is, and a session can keep its
 	// place in it (Session.chooseIn).
 	plain bool
+	// filed says that the table slot holding the list is taken.
+	filed bool
 	// again is the index in the list of the last request with no "times",
 	// the one that answers again once all are used; -1 when there is none.
 	again int32
@@ -149,16 +150,6 @@ func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
 	return l
 }
 
-// finish frees the room the key tables kept for growth, once every
-// request is filed.
-func (x *index) finish() {
-	for _, b := range x.all {
-		for _, t := range b.keyed {
-			t.clip()
-		}
-	}
-}
-
 // add sets r's effective matcher and files r (whose pos is set).
 func (x *index) add(r *recorded) error {
 	mi, err := x.matcherFor(r.interaction.Match)
@@ -175,7 +166,6 @@ func (x *index) add(r *recorded) error {
 	b := tools[tool]
 	if b == nil {
 		b = &bucket{keyed: map[int]*keyTable{}}
-		x.all = append(x.all, b)
 		tools[tool] = b
 	}
 	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
