@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -31,7 +32,7 @@ func (c *common) register(fs *pflag.FlagSet) {
 // logger builds the live log's logger.
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	switch {
-	case c.quiet:
+	case c.quiet, toNowhere(stderr):
 		return livelog.Discard, nil
 	case c.log == "text":
 		// The lines of messages go in batches, a few milliseconds at most
@@ -45,6 +46,27 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(stderr, nil)), nil
 	}
 	return nil, usagef("--log must be text or json, not %q", c.log)
+}
+
+// toNowhere reports whether w, stderr, is the null device: what a client
+// that starts mcpmock gives it when it keeps no stderr of its own (the
+// go-sdk's CommandTransport, exec.Cmd's nil Stderr). The live log's lines
+// would cost their making and their writes for no one: 2 to 3 µs of a
+// replayed stdio call's 20 to 25.
+func toNowhere(w io.Writer) bool {
+	if g, ok := w.(*livelog.Gate); ok {
+		w = g.Writer()
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
 }
 
 // summaryLogger prints the exit summary even with --quiet.
