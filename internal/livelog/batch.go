@@ -34,6 +34,12 @@ func addLine[T string | []byte](o *textOut, color string, line T, wait bool) err
 	if color != "" {
 		o.waiting = append(o.waiting, "\x1b[0m"...)
 	}
+	return o.endLineLocked(wait)
+}
+
+// endLineLocked ends the line that o.waiting ends with and writes what
+// waits, at once or, when wait, after at most lineDelay.
+func (o *textOut) endLineLocked(wait bool) error {
 	o.waiting = append(o.waiting, '\n')
 	if !wait || len(o.waiting) >= maxWaiting {
 		return o.writeLocked()

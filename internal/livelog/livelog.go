@@ -58,7 +58,7 @@ func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Dura
 func textHandlerOf(l *slog.Logger) (*TextHandler, lineRules) {
 	switch h := l.Handler().(type) {
 	case *TextHandler:
-		return h, lineRules{rd: cassettes.DefaultRedactor(), local: defaultLocal()}
+		return h, h.rules
 	case *redactHandler:
 		if t, ok := h.next.(*TextHandler); ok {
 			return t, lineRules{rd: h.rd, again: true, local: h.local}
@@ -530,10 +530,15 @@ type TextHandler struct {
 	out   *textOut
 	color bool
 	batch bool // the lines of messages wait for those that follow (Batched)
+	// rules are the default rules of its lines, looked up once and not
+	// for each line (two sync.OnceValue calls).
+	rules lineRules
 }
 
 // NewTextHandler returns a TextHandler writing to w, each line at once.
-func NewTextHandler(w io.Writer) *TextHandler { return &TextHandler{out: &textOut{w: w}} }
+func NewTextHandler(w io.Writer) *TextHandler {
+	return &TextHandler{out: &textOut{w: w}, rules: lineRules{rd: cassettes.DefaultRedactor(), local: defaultLocal()}}
+}
 
 // Colored returns h writing in colour, for a terminal: warnings and errors
 // red, the client's messages cyan, the server's green (the colours of
@@ -569,32 +574,50 @@ func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
 	return addLine(h.out, color, r.Message, false)
 }
 
-// lineBufs are the buffers that the lines of messages are made in.
+// lineBufs are the buffers that the coloured lines of messages are made
+// in, before their colour is known.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// message writes the line of a message, redacted by rules.
+// message writes the line of a message, redacted by rules. A line without
+// colour is made where it waits to be written, under the lock of what
+// writes it, with no buffer of its own to get and copy from.
 func (h *TextHandler) message(rules lineRules, dir string, msg *jsonrpc.Message, latency time.Duration, note string) error {
-	buf := lineBufs.Get().(*[]byte)
 	sh := shown{rd: rules.rd, whole: !rules.local}
 	if sh.whole {
 		msg = redactMessage(rules.rd, msg)
 	}
-	line, level := appendLine((*buf)[:0], sh, dir, msg, latency, note)
-	if rules.again && len(line) > 0 { // read in place, as shorten does
-		if s, n := rules.rd.RedactText(unsafe.String(&line[0], len(line))); n > 0 {
-			line = append(line[:0], s...)
-		}
-	}
-	color := ""
 	if h.color {
-		color = colorFor(level, dir)
+		buf := lineBufs.Get().(*[]byte)
+		line, level := appendLine((*buf)[:0], sh, dir, msg, latency, note)
+		line = rules.redactAgain(line, 0)
+		err := addLine(h.out, colorFor(level, dir), line, h.batch)
+		if cap(line) <= 64<<10 {
+			*buf = line
+			lineBufs.Put(buf)
+		}
+		return err
 	}
-	err := addLine(h.out, color, line, h.batch)
-	if cap(line) <= 64<<10 {
-		*buf = line
-		lineBufs.Put(buf)
+	o := h.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.waiting = append(o.waiting, "mcpmock: "...)
+	start := len(o.waiting)
+	o.waiting, _ = appendLine(o.waiting, sh, dir, msg, latency, note)
+	o.waiting = rules.redactAgain(o.waiting, start)
+	return o.endLineLocked(h.batch)
+}
+
+// redactAgain hides the secrets of b[start:], a line, when the handler in
+// front redacts each record's text again (Redacting). It reads the line in
+// place, as shorten does.
+func (rules lineRules) redactAgain(b []byte, start int) []byte {
+	if !rules.again || len(b) == start {
+		return b
 	}
-	return err
+	if s, n := rules.rd.RedactText(unsafe.String(&b[start], len(b)-start)); n > 0 {
+		b = append(b[:start], s...)
+	}
+	return b
 }
 
 // colorOf is the colour of a record's line: red for a warning or an
