@@ -59,7 +59,13 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request, msgs []in
 		return nil, false, false
 	}
 	for _, el := range elems {
-		msg, err := jsonrpc.Parse(el)
+		msg := postMessages.Get().(*jsonrpc.Message)
+		err := jsonrpc.ParseViewInto(msg, el)
+		if err != nil {
+			*msg = jsonrpc.Message{}
+			postMessages.Put(msg)
+			msg, err = jsonrpc.Parse(el) // what it reports, as before
+		}
 		if err != nil {
 			h.e.stats.messages.Add(1)
 			livelog.Raw(h.e.opts.Logger, livelog.ToServer, el, "invalid message")
@@ -135,17 +141,47 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 	} else if hs = h.lookup(w, r); hs == nil {
 		return
 	}
-	h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
+	free := h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
 		if created {
 			hd.Set(mcp.HeaderSessionID, hs.id)
 		}
 	})
+	if free && h.e.keepsNothing() {
+		releasePOST(r, msgs)
+	}
+}
+
+// postMessages are the parses of a POST's messages (readPOST): each is a
+// view of the body, its id too, and is used again for a later POST when
+// the session kept nothing of it (releasePOST).
+var postMessages = sync.Pool{New: func() any { return new(jsonrpc.Message) }}
+
+// releasePOST hands a POST's messages and its body back for later POSTs,
+// once the handler is done with them: every message was a request
+// answered at once from the cassette, as recorded, in a JSON answer
+// (answer's free), on an engine that hands messages to no one. This is
+// the stdio reader's borrow (serve.go) for HTTP, and poisonFreed has the
+// package's tests read zeros where anything kept a part of them.
+func releasePOST(r *http.Request, msgs []incoming) {
+	for _, m := range msgs {
+		if poisonFreed {
+			clear(m.raw)
+			*m.msg = jsonrpc.Message{Method: "poisoned", Raw: m.raw, Params: m.raw}
+		} else {
+			*m.msg = jsonrpc.Message{}
+		}
+		postMessages.Put(m.msg)
+	}
+	httpguard.Release(r)
 }
 
 // answer handles the messages of one POST within a session and writes the
 // HTTP answer: 202 when there is no request, else the responses as JSON or
-// as an event stream. hs is nil for stateless traffic.
-func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) {
+// as an event stream. hs is nil for stateless traffic. free reports that
+// the session keeps nothing of the messages now that answer has returned:
+// each was a request answered at once from the cassette, as recorded (the
+// stdio reader's free, serve.go), and the answer was JSON.
+func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session, hs *httpSession, msgs []incoming, batch bool, headers func(http.Header)) (free bool) {
 	start := time.Now()
 	var table *inflight
 	if hs != nil {
@@ -239,9 +275,17 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	if !sse {
 		h.answerJSON(w, r, s, calls, batch, post, hs == nil)
-		return
+		return len(calls) == len(msgs) && !slices.ContainsFunc(calls, func(c postCall) bool { return !c.answeredAsRecorded() })
 	}
 	h.answerSSE(w, s, hs, calls, eventIDs, resumable, post)
+	return false
+}
+
+// answeredAsRecorded reports whether c was a request answered at once
+// from the cassette, as recorded.
+func (c postCall) answeredAsRecorded() bool {
+	p := c.plan
+	return c.msg.Kind() == jsonrpc.KindRequest && p.immediate() && p.Interaction > 0 && p.Miss == nil && p.Scripted == ""
 }
 
 // onGETStream reports whether a plan of calls sends a notification that

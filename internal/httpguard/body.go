@@ -58,6 +58,60 @@ func (b *budget) give(n int64) {
 type Body struct {
 	b []byte
 	r bytes.Reader
+	// own is the pooled buffer b lies in (nil: b is the body's own), and
+	// released says that the handler keeps nothing of b (Release).
+	own      *[]byte
+	released bool
+}
+
+// Release tells the guard that the handler behind it keeps nothing of r's
+// body past its return: not the bytes that Bytes handed over, nor any part
+// of them. The guard then reads a later request's body into the same
+// memory once the handler has returned. A handler that may keep the bytes
+// (a recording does) does not call it.
+func Release(r *http.Request) {
+	if b, ok := r.Body.(*Body); ok {
+		b.released = true
+	}
+}
+
+// bodyBufs are the buffers of bodies up to maxPooledBody bytes, used again
+// once their handler has released them (Release).
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest body read into a pooled buffer: an MCP
+// request is most often a few hundred bytes.
+const maxPooledBody = 64 << 10
+
+// buffer returns memory for a body of n bytes and a byte to spare, from
+// the pool when n is small enough.
+func (b *Body) buffer(n int64) []byte {
+	if n > maxPooledBody {
+		return make([]byte, n, n+1)
+	}
+	b.own = bodyBufs.Get().(*[]byte)
+	if int64(cap(*b.own)) < n+1 {
+		*b.own = make([]byte, 0, max(n+1, 512))
+	}
+	return (*b.own)[: n : n+1]
+}
+
+// recycle puts the body's buffer back in the pool when its handler, now
+// returned, released it. Under the race detector the memory is overwritten
+// first, so that a handler that kept a part of it reads garbage and its
+// tests fail.
+func (b *Body) recycle() {
+	if !b.released || b.own == nil {
+		return
+	}
+	if raceEnabled {
+		all := (*b.own)[:cap(*b.own)]
+		for i := range all {
+			all[i] = '#'
+		}
+	}
+	bodyBufs.Put(b.own)
+	b.own, b.b = nil, nil
 }
 
 // Read reads the body, as any request body.
@@ -69,7 +123,8 @@ func (b *Body) Close() error { return nil }
 // Bytes returns the body that the guard read for r, without a copy, and
 // true; or nil and false when r.Body is not such a body or was already read
 // from. The bytes are the handler's to read, not to change: they may be
-// recorded as they are.
+// recorded as they are. They stay the handler's after it returns unless it
+// released them (Release).
 func Bytes(r *http.Request) ([]byte, bool) {
 	b, ok := r.Body.(*Body)
 	if !ok || b.r.Len() != len(b.b) {
@@ -87,7 +142,7 @@ func Bytes(r *http.Request) ([]byte, bool) {
 // is not cut by it. After an error it stays, so that net/http does not wait
 // for the rest of the body before it writes the error; the connection is
 // then closed.
-func (l *limits) readBody(w http.ResponseWriter, r *http.Request, held *int64) (body []byte, err error) {
+func (l *limits) readBody(w http.ResponseWriter, r *http.Request, held *int64, into *Body) (body []byte, err error) {
 	limit := l.maxBody
 	if l.bodies.max >= 0 && (limit < 0 || l.bodies.max < limit) {
 		limit = l.bodies.max // a body larger than the whole budget can never pass
@@ -112,7 +167,7 @@ func (l *limits) readBody(w http.ResponseWriter, r *http.Request, held *int64) (
 		src = http.MaxBytesReader(w, r.Body, limit)
 	}
 	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength, r.ContentLength+1) // a byte to spare, to find more than declared
+		body = into.buffer(r.ContentLength) // a byte to spare, to find more than declared
 		if _, err = io.ReadFull(src, body); err == nil {
 			if n, _ := src.Read(body[len(body):cap(body)]); n > 0 {
 				err = errors.New("the body is longer than its Content-Length")

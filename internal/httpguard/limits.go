@@ -80,14 +80,14 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 	x := &exchange{sw: sessionWatch{ResponseWriter: w, t: l.sessions, r: r}}
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		b, err := l.readBody(w, r, &x.held) // body.go
+		b, err := l.readBody(w, r, &x.held, &x.body) // body.go
 		defer x.giveBack(&l.bodies)
 		if err != nil {
 			l.refuseBody(w, r, err)
 			return
 		}
 		body = b
-		x.body = Body{b: body}
+		x.body.b = body
 		x.body.r.Reset(body)
 		r.Body, r.ContentLength = &x.body, int64(len(body))
 	}
@@ -116,6 +116,7 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 	}
 	defer sw.finish()
 	next.ServeHTTP(sw, r)
+	x.body.recycle()
 }
 
 // exchange is what the guard keeps of one request, in one allocation: the

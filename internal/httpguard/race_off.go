@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpguard
+
+const raceEnabled = false
