@@ -17,13 +17,13 @@ import (
 
 // maxHTTPCallAllocs bounds the allocations of a replayed call over HTTP, as
 // replay --listen serves it (the lean server, the guard, the routes, the
-// handler; the live log off): 9 on December 7th, 2026 (44 on the 6th, 12
-// before a POST's body and message were used again). What is left: the
-// request (h1's plain request, its header map and the map's slots), its
-// context (two, and the request's copy that carries it), the response,
-// the guard's exchange and the handler's call outlet. docs/performance.md
-// says what went.
-const maxHTTPCallAllocs = 10
+// handler; the live log off): 7 on December 7th, 2026 (44 on the 6th; 12,
+// then 9, before a POST's body and message were used again and h1 made its
+// requests' contexts itself). What is left: the request (h1's plain
+// request, its header map and the map's slots), the request's copy that
+// carries its context, the response, the guard's exchange and the
+// handler's call outlet. docs/performance.md says what went.
+const maxHTTPCallAllocs = 8
 
 // echoCassette is an initialize and 64 calls of an echo tool, m0 to m63.
 func echoCassette() *cassettes.Cassette {

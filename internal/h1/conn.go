@@ -21,7 +21,7 @@ type conn struct {
 	rwc      net.Conn
 	io       io.ReadWriter // rwc's reads and writes: raw where they can be (rawio_linux.go)
 	remote   string
-	ctx      context.Context // the server's
+	local    net.Addr // the connection's local address, in its requests' contexts
 	r        connReader
 	br       *bufio.Reader
 	out      []byte // the response being written, reused
@@ -44,8 +44,8 @@ type conn struct {
 	watching  bool // a read watches for the client going away
 	aborting  bool // and is being stopped
 	watchDone chan struct{}
-	gone      bool               // the watch saw the client go away
-	cancel    context.CancelFunc // the running request's
+	gone      bool        // the watch saw the client go away
+	cur       *reqContext // the running request's context
 }
 
 // maxKeptHeaders is the most headers a response's header map held for it
@@ -58,6 +58,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // serve reads requests and answers them until the connection ends.
 func (c *conn) serve() {
 	defer c.close()
+	defer context.AfterFunc(c.srv.base, c.serverClosed)()
 	c.br = bufio.NewReaderSize(&c.r, 4<<10)
 	first := true
 	for {
@@ -73,6 +74,15 @@ func (c *conn) serve() {
 		if !c.handle(req) {
 			return
 		}
+	}
+}
+
+// serverClosed ends the running request's context when the server closes.
+func (c *conn) serverClosed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running && c.cur != nil {
+		c.cur.cancel()
 	}
 }
 
@@ -209,10 +219,11 @@ func (c *conn) refuse(err error) {
 // the connection is to close.
 func (c *conn) handle(req *http.Request) (keep bool) {
 	s := c.srv
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	req = req.WithContext(ctx)
 	w := newResponse(c, req)
+	ctx := &w.ctx
+	defer ctx.cancel()
+	req = req.WithContext(ctx)
+	w.req = req
 	if ex := req.Header["Expect"]; len(ex) > 0 {
 		if len(ex) != 1 || !strings.EqualFold(ex[0], "100-continue") {
 			c.io.Write(append(appendDate([]byte("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n")), "\r\n"...))
@@ -229,8 +240,11 @@ func (c *conn) handle(req *http.Request) (keep bool) {
 		req.Body = w.reqBody
 	}
 	c.mu.Lock()
-	c.running, c.late, c.gone, c.bodyDone, c.cancel = true, false, false, noBody, cancel
+	c.running, c.late, c.gone, c.bodyDone, c.cur = true, false, false, noBody, ctx
 	c.mu.Unlock()
+	if s.base.Err() != nil { // closed before the request was running (serverClosed)
+		ctx.cancel()
+	}
 	if c.timer == nil {
 		c.timer = time.AfterFunc(WatchAfter, c.lateHandler)
 	} else {
@@ -288,13 +302,13 @@ func (c *conn) watchLocked() {
 	// to stop the watch, takes c.mu after this, whereas the watch's own
 	// goroutine may start after it.
 	c.rwc.SetReadDeadline(time.Time{})
-	go c.watch(c.cancel, c.watchDone)
+	go c.watch(c.cur, c.watchDone)
 }
 
 // watch reads the connection while a handler runs: a byte is the next
 // request, kept for later; an error (not the abort by endWatch) means the
 // client went away, and the request's context ends.
-func (c *conn) watch(cancel context.CancelFunc, done chan struct{}) {
+func (c *conn) watch(ctx *reqContext, done chan struct{}) {
 	defer close(done)
 	if f := watchStarts.Load(); f != nil {
 		(*f)()
@@ -309,7 +323,7 @@ func (c *conn) watch(cancel context.CancelFunc, done chan struct{}) {
 	}
 	if err != nil && !c.aborting {
 		c.gone = true
-		cancel()
+		ctx.cancel()
 	}
 }
 

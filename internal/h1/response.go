@@ -64,6 +64,8 @@ type response struct {
 	// bodyStore is reqBody's, made with the response.
 	bodyStore body
 	err       error
+	// ctx is the request's context (reqContext), made with the response.
+	ctx reqContext
 }
 
 func newResponse(c *conn, req *http.Request) *response {
@@ -72,7 +74,7 @@ func newResponse(c *conn, req *http.Request) *response {
 	if header == nil {
 		header = make(http.Header)
 	}
-	w := &response{c: c, req: req, header: header, head: req.Method == http.MethodHead, declared: -1}
+	w := &response{c: c, req: req, header: header, head: req.Method == http.MethodHead, declared: -1, ctx: reqContext{local: c.local}}
 	w.body = c.bodyBuf[:0]
 	return w
 }

@@ -146,7 +146,7 @@ func (s *Server) newConn(rwc net.Conn) *conn {
 		return nil
 	}
 	s.conns[c] = struct{}{}
-	c.ctx = context.WithValue(s.base, http.LocalAddrContextKey, rwc.LocalAddr())
+	c.local = rwc.LocalAddr()
 	s.mu.Unlock()
 	s.setState(c, http.StateNew)
 	return c
