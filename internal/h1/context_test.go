@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -33,6 +34,8 @@ func TestRequestContext(t *testing.T) {
 			<-child.Done()
 		case "/derive":
 			// Many contexts made from the request's: no goroutine each.
+			// (Other goroutines may start or end meanwhile: the bound is
+			// half of one each.)
 			before := runtime.NumGoroutine()
 			var cancels []context.CancelFunc
 			for range 100 {
@@ -46,8 +49,11 @@ func TestRequestContext(t *testing.T) {
 			for _, cancel := range cancels {
 				cancel()
 			}
-			io.WriteString(w, "goroutines ")
-			w.Write([]byte{byte('0' + min(9, after-before))})
+			if grew := after - before; grew >= 50 {
+				fmt.Fprintf(w, "%d goroutines for 100 contexts", grew)
+			} else {
+				io.WriteString(w, "no goroutine each")
+			}
 			if !stopped {
 				io.WriteString(w, " stop failed")
 			}
@@ -81,8 +87,8 @@ func TestRequestContext(t *testing.T) {
 		t.Error("the context holds no http.LocalAddrContextKey")
 	}
 
-	if got := get("/derive"); got != "goroutines 0" {
-		t.Errorf("deriving 100 contexts from a request's: %q, want %q", got, "goroutines 0")
+	if got := get("/derive"); got != "no goroutine each" {
+		t.Errorf("deriving 100 contexts from a request's: %q, want %q", got, "no goroutine each")
 	}
 
 	c := dial(t, addr)
