@@ -30,7 +30,8 @@ type conn struct {
 	keys     []string
 	timer    *time.Timer // starts the watch of a handler that runs long
 	strings  stringTable // of its plain requests (readPlain)
-	header   http.Header // the last response's header map, cleared for the next (newResponse)
+	header   http.Header // the last response's header map, cleared for the next (exchange.start)
+	spare    *exchange   // the last exchange, released by its handler, for the next request
 	lastPost bool        // the last request was a POST
 	linger   bool        // close after reading what the client still sends
 
@@ -66,12 +67,17 @@ func (c *conn) serve() {
 			return
 		}
 		first = false
-		req, err := c.readRequest()
+		x := c.spare
+		c.spare = nil
+		if x == nil {
+			x = new(exchange)
+		}
+		req, err := c.readRequest(&x.plain)
 		if err != nil {
 			c.refuse(err)
 			return
 		}
-		if !c.handle(req) {
+		if !c.handle(x, req) {
 			return
 		}
 	}
@@ -138,8 +144,9 @@ func (e badRequest) Error() string { return string(e) }
 // errTooLarge is a request line and headers beyond MaxHeaderBytes.
 var errTooLarge = errors.New("request headers too large")
 
-// readRequest reads a request's line and headers, within the header limit.
-func (c *conn) readRequest() (*http.Request, error) {
+// readRequest reads a request's line and headers, within the header limit,
+// into p when it is plain.
+func (c *conn) readRequest(p *plainRequest) (*http.Request, error) {
 	if c.lastPost {
 		// Old clients end a POST's body with a line break of its own
 		// (RFC 9112, section 2.2), as http.Server tolerates.
@@ -150,7 +157,7 @@ func (c *conn) readRequest() (*http.Request, error) {
 		}
 		c.br.Discard(n)
 	}
-	req, plain := c.readPlain(c.br)
+	req, plain := c.readPlain(c.br, p)
 	var err error
 	if !plain {
 		req, err = http.ReadRequest(c.br)
@@ -215,14 +222,14 @@ func (c *conn) refuse(err error) {
 	c.linger = true
 }
 
-// handle runs the handler on a request and writes its answer; false when
-// the connection is to close.
-func (c *conn) handle(req *http.Request) (keep bool) {
+// handle runs the handler on a request and writes its answer, in x; false
+// when the connection is to close.
+func (c *conn) handle(x *exchange, req *http.Request) (keep bool) {
 	s := c.srv
-	w := newResponse(c, req)
+	w := x.start(c, req)
 	ctx := &w.ctx
 	defer ctx.cancel()
-	req = req.WithContext(ctx)
+	*req = *req.WithContext(ctx) // in place: the request is this connection's own
 	w.req = req
 	if ex := req.Header["Expect"]; len(ex) > 0 {
 		if len(ex) != 1 || !strings.EqualFold(ex[0], "100-continue") {
@@ -274,7 +281,11 @@ func (c *conn) handle(req *http.Request) (keep bool) {
 	gone := c.gone
 	c.mu.Unlock()
 	c.linger = w.lingerClose
-	return !gone && w.err == nil && !w.closeAfter && !s.closing.Load()
+	keep = !gone && w.err == nil && !w.closeAfter && !s.closing.Load()
+	if keep && w.reusable() {
+		c.spare = x
+	}
+	return keep
 }
 
 // lateHandler runs when a handler has run for WatchAfter: the client may

@@ -23,6 +23,15 @@ type reqContext struct {
 	done  chan struct{}
 	err   error
 	after []*func() // AfterFunc's, run when it ends
+	asked bool      // AfterFunc was called
+}
+
+// watched reports whether someone asked to learn of the context's end:
+// its Done channel, or AfterFunc.
+func (c *reqContext) watched() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done != nil || c.asked
 }
 
 func (c *reqContext) Deadline() (time.Time, bool) { return time.Time{}, false }
@@ -64,6 +73,7 @@ func (c *reqContext) Value(key any) any {
 func (c *reqContext) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.asked = true
 	if c.err != nil {
 		go f()
 		return func() bool { return false }

@@ -15,7 +15,8 @@ import (
 // ReadRequest makes about sixteen: its strings come from the connection's
 // table (a client sends the same names and values again and again), and
 // the request, its URL, its body's reader and its headers' slices share
-// one allocation. Anything else (another version, an escape in the path,
+// the allocation of its response (exchange), and with it are used again
+// for the connection's next request when the handler released them. Anything else (another version, an escape in the path,
 // a header that is folded, repeated where it may not be, or that changes
 // how the request is read: Transfer-Encoding, Expect, Connection but for
 // keep-alive, Pragma, Trailer) is left to http.ReadRequest, which reads it
@@ -25,18 +26,19 @@ import (
 // maxPlainHeaders is how many header lines a plain request has at most.
 const maxPlainHeaders = 24
 
-// plainRequest is what a plain request is made of, in one allocation.
+// plainRequest is what a plain request is made of.
 type plainRequest struct {
-	req  http.Request
-	url  url.URL
-	body plainBody
-	vals [maxPlainHeaders]string
+	req    http.Request
+	url    url.URL
+	body   plainBody
+	vals   [maxPlainHeaders]string
+	header http.Header // req.Header's map, cleared for the next request
 }
 
-// readPlain returns the request at the head of br when it is plain and
-// whole in br's buffer, having read it (but its body); ok false, with
-// nothing read, otherwise.
-func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
+// readPlain returns the request at the head of br, read into p, when it is
+// plain and whole in br's buffer, having read it (but its body); ok false,
+// with nothing read or changed, otherwise.
+func (c *conn) readPlain(br *bufio.Reader, p *plainRequest) (*http.Request, bool) {
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, []byte("\r\n\r\n"))
 	if end < 0 {
@@ -82,7 +84,7 @@ func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
 			return nil, false
 		}
 	}
-	p := new(plainRequest)
+	p.req, p.url = http.Request{}, url.URL{}
 	r := &p.req
 	r.Method = c.strings.get(method)
 	r.RequestURI = c.strings.get(target)
@@ -93,7 +95,12 @@ func (c *conn) readPlain(br *bufio.Reader) (*http.Request, bool) {
 	}
 	r.URL = &p.url
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
-	r.Header = make(http.Header, n)
+	if p.header == nil {
+		p.header = make(http.Header, n)
+	} else {
+		clear(p.header)
+	}
+	r.Header = p.header
 	vals := p.vals[:]
 	for _, l := range lines[:n] {
 		key := c.strings.key(l.name)

@@ -66,17 +66,50 @@ type response struct {
 	err       error
 	// ctx is the request's context (reqContext), made with the response.
 	ctx reqContext
+	// released says that the handler keeps nothing of the request or of
+	// the response past its return (Release).
+	released bool
 }
 
-func newResponse(c *conn, req *http.Request) *response {
+// exchange is the memory of one request and its response, in one
+// allocation. The connection uses it again for its next request when the
+// handler released them (Release).
+type exchange struct {
+	w     response
+	plain plainRequest // the request, when it was plain (readPlain)
+}
+
+// start makes x.w the new response to req.
+func (x *exchange) start(c *conn, req *http.Request) *response {
 	header := c.header
 	c.header = nil
 	if header == nil {
 		header = make(http.Header)
 	}
-	w := &response{c: c, req: req, header: header, head: req.Method == http.MethodHead, declared: -1, ctx: reqContext{local: c.local}}
-	w.body = c.bodyBuf[:0]
-	return w
+	x.w = response{c: c, req: req, header: header, head: req.Method == http.MethodHead, declared: -1, ctx: reqContext{local: c.local}}
+	x.w.body = c.bodyBuf[:0]
+	return &x.w
+}
+
+// Release tells the server that the handler of w keeps nothing of its
+// request or of w once it has returned: not the request, its header map,
+// URL or body, nor w; nothing writes to w later, and nothing waits on the
+// request's context or learns of its end (Done, AfterFunc). The server then
+// reads the connection's next request into the same memory, and answers it
+// with the same response. Release does nothing to a ResponseWriter of
+// another server.
+func Release(w http.ResponseWriter) {
+	if r, ok := w.(*response); ok {
+		r.released = true
+	}
+}
+
+// reusable reports whether the connection may use the memory of w's
+// exchange for its next request: the handler released it, and no one asked
+// to learn of its context's end, which a goroutine could yet report when
+// the next request runs.
+func (w *response) reusable() bool {
+	return w.released && !w.hijacked && !w.ctx.watched()
 }
 
 func (w *response) Header() http.Header { return w.header }
