@@ -64,11 +64,15 @@ type Body struct {
 	released bool
 }
 
-// Release tells the guard that the handler behind it keeps nothing of r's
-// body past its return: not the bytes that Bytes handed over, nor any part
-// of them. The guard then reads a later request's body into the same
-// memory once the handler has returned. A handler that may keep the bytes
-// (a recording does) does not call it.
+// Release tells the guard that the handler behind it keeps nothing of the
+// request r past its return: not the bytes that Bytes handed over nor any
+// part of them, not r, its header map, its URL or its context, and not
+// its ResponseWriter (nothing writes to it later, nothing waits on the
+// context). The guard then uses their memory again for a later request
+// once the handler has returned: the body's buffer, its own state, and
+// the server's request and response (h1.Release). A handler that may keep
+// any of them (a recording keeps the bytes; an event stream, the writer)
+// does not call it.
 func Release(r *http.Request) {
 	if b, ok := r.Body.(*Body); ok {
 		b.released = true

@@ -77,11 +77,12 @@ func newLimits(o *Options) *limits {
 // serve enforces the limits around next: the body's size, read time and
 // the in-flight budget, then the sessions (expiry, their number).
 func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	x := &exchange{sw: sessionWatch{ResponseWriter: w, t: l.sessions, r: r}}
+	x := exchanges.Get().(*exchange)
+	x.sw = sessionWatch{ResponseWriter: w, t: l.sessions, r: r}
+	defer x.end(&l.bodies)
 	var body []byte
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		b, err := l.readBody(w, r, &x.held, &x.body) // body.go
-		defer x.giveBack(&l.bodies)
 		if err != nil {
 			l.refuseBody(w, r, err)
 			return
@@ -116,20 +117,35 @@ func (l *limits) serve(w http.ResponseWriter, r *http.Request, next http.Handler
 	}
 	defer sw.finish()
 	next.ServeHTTP(sw, r)
-	x.body.recycle()
 }
 
 // exchange is what the guard keeps of one request, in one allocation: the
 // bytes its body holds of the budget, the body read, and the writer that
-// watches the session it opens or ends.
+// watches the session it opens or ends. It is used again for a later
+// request once its handler released the request (Release).
 type exchange struct {
 	held int64
 	body Body
 	sw   sessionWatch
 }
 
-// giveBack gives the budget back what the body held of it.
-func (x *exchange) giveBack(b *budget) { b.give(x.held) }
+// exchanges are the exchanges of released requests.
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+// end gives the budget back what the body held of it once the request is
+// done. When the handler released the request, the exchange and its
+// body's buffer go back to their pools, and the lean server is told that
+// it may use the request and response again (h1.Release).
+func (x *exchange) end(b *budget) {
+	b.give(x.held)
+	if !x.body.released {
+		return // the handler may keep the body, or the writer
+	}
+	h1.Release(x.sw.ResponseWriter)
+	x.body.recycle()
+	*x = exchange{}
+	exchanges.Put(x)
+}
 
 // rateOK takes a token from the client's bucket, or answers 429 with
 // Retry-After and reports false.
