@@ -118,37 +118,41 @@ func (h *HTTPHandler) servePOST(w http.ResponseWriter, r *http.Request, modern b
 			}
 		}
 	}
-	if modern {
-		h.serveStateless(w, r, msgs, batch)
-		return
-	}
-	if batch && !mcp.Batches(r.Header.Get(mcp.HeaderProtocolVersion)) {
+	var free bool
+	switch {
+	case modern:
+		free = h.serveStateless(w, r, msgs, batch)
+	case batch && !mcp.Batches(r.Header.Get(mcp.HeaderProtocolVersion)):
 		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
-		return
+	case h.noSessions:
+		free = h.serveWithoutSession(w, r, msgs, batch) // protocol_sessionless.go
+	default:
+		free = h.serveInSession(w, r, msgs, batch)
 	}
-	if h.noSessions {
-		h.serveWithoutSession(w, r, msgs, batch) // protocol_sessionless.go
-		return
+	if free && h.e.keepsNothing() {
+		releasePOST(r, msgs)
 	}
+}
+
+// serveInSession answers a POST of the stateful era within its session,
+// which an initialize opens; free is answer's.
+func (h *HTTPHandler) serveInSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) (free bool) {
 	var hs *httpSession
-	created := false
+	created, ok := false, false
 	if r.Header.Get(mcp.HeaderSessionID) == "" && slices.ContainsFunc(msgs, func(m incoming) bool { return m.msg.Method == "initialize" && m.msg.Kind() == jsonrpc.KindRequest }) {
 		if hs, ok = h.newSession(false); !ok {
 			http.Error(w, "Service Unavailable: the replay server is closing", http.StatusServiceUnavailable)
-			return
+			return false
 		}
 		created = true
 	} else if hs = h.lookup(w, r); hs == nil {
-		return
+		return false
 	}
-	free := h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
+	return h.answer(w, r, hs.s, hs, msgs, batch, func(hd http.Header) {
 		if created {
 			hd.Set(mcp.HeaderSessionID, hs.id)
 		}
 	})
-	if free && h.e.keepsNothing() {
-		releasePOST(r, msgs)
-	}
 }
 
 // postMessages are the parses of a POST's messages (readPOST): each is a
@@ -369,7 +373,18 @@ func (h *HTTPHandler) form(calls []postCall, batch bool) (sse bool, eventIDs []s
 // answerJSON answers calls with a JSON body: the response, or the array of
 // a batch's responses. A scripted HTTP status takes its place.
 func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *session, calls []postCall, batch bool, post postOutlet, stateless bool) {
-	outs := make([]postOutlet, len(calls))
+	var outs []postOutlet
+	if len(calls) == 1 && calls[0].plan.immediate() {
+		// It sends its messages and is done: its outlet is used again.
+		one := postOutlets.Get().(*[1]postOutlet)
+		defer func() {
+			one[0] = postOutlet{}
+			postOutlets.Put(one)
+		}()
+		outs = one[:]
+	} else {
+		outs = make([]postOutlet, len(calls))
+	}
 	for i := range outs {
 		outs[i] = post
 		outs[i].keep = true
@@ -473,6 +488,11 @@ func (h *HTTPHandler) answerSSE(w http.ResponseWriter, s *session, hs *httpSessi
 // jsonType is the Content-Type of a JSON answer, one slice for all: no
 // one changes a header's values in place.
 var jsonType = []string{"application/json"}
+
+// postOutlets are the outlets of JSON answers to one request whose plan is
+// immediate (answerJSON): carrying such a plan out only sends its
+// messages, and nothing keeps the outlet once it is done.
+var postOutlets = sync.Pool{New: func() any { return new([1]postOutlet) }}
 
 // postOutlet carries a plan out into the answer of a POST (executor.go).
 type postOutlet struct {

@@ -10,18 +10,18 @@ import (
 
 // serveStateless answers a POST of the 2026-07-28 era: one message, no
 // session, the request metadata headers checked against the body as a real
-// server checks them.
-func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
+// server checks them; free is answer's.
+func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) (free bool) {
 	if batch {
 		http.Error(w, "Bad Request: JSON-RPC batches are not supported in 2025-06-18 and later", http.StatusBadRequest)
-		return
+		return false
 	}
 	msg, p := msgs[0].msg, msgs[0].p
 	if msg.Kind() == jsonrpc.KindRequest {
 		status, code, text, data := checkHeaders(r.Header, msg, p)
 		if status == 0 && msg.Method == "tools/call" {
 			// http_params.go: the Mcp-Param-* headers of the tool.
-			if name, ok := mcp.DecodeString(p.Name); ok {
+			if name, ok := mcp.DecodeStringView(p.Name); ok {
 				if text = checkParamHeaders(r.Header, msg.Params, h.params.of(h.e.cassette, name)); text != "" {
 					status, code = http.StatusBadRequest, CodeHeaderMismatch
 				}
@@ -31,10 +31,10 @@ func (h *HTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg
 			h.e.stats.messages.Add(1)
 			h.e.opts.Logger.Warn(fmt.Sprintf("refused %s: %s", msg.Method, text))
 			writeRPCError(w, status, msg.ID, code, text, data)
-			return
+			return false
 		}
 	}
-	h.answer(w, r, h.statelessSession(r), nil, msgs, false, func(http.Header) {})
+	return h.answer(w, r, h.statelessSession(r), nil, msgs, false, func(http.Header) {})
 }
 
 // statelessSession returns the Session that holds the replay state of a
@@ -81,7 +81,7 @@ func checkHeaders(hd http.Header, msg *jsonrpc.Message, p mcp.RequestParams) (st
 	body := ""
 	if raw := p.Named(msg.Method); raw != nil {
 		var ok bool
-		if body, ok = mcp.DecodeString(raw); !ok {
+		if body, ok = mcp.DecodeStringView(raw); !ok {
 			return 400, jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s must be a string", field), nil
 		}
 	}

@@ -47,8 +47,8 @@ func (e *Engine) recordedWithoutSessions() bool {
 
 // serveWithoutSession answers the messages of a stateful-era POST to the
 // replay of a server without sessions: a session for this POST alone over
-// the shared replay state, and no Mcp-Session-Id.
-func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) {
+// the shared replay state, and no Mcp-Session-Id; free is answer's.
+func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request, msgs []incoming, batch bool) (free bool) {
 	hs := newHTTPSession(h.sessionlessState(r), h.e.opts.Waiting, true)
 	defer hs.end()
 	go func() { // Close ends what is in flight, as it ends sessions
@@ -58,7 +58,7 @@ func (h *HTTPHandler) serveWithoutSession(w http.ResponseWriter, r *http.Request
 		case <-hs.done:
 		}
 	}()
-	h.answer(w, r, hs.s, hs, msgs, batch, func(http.Header) {})
+	return h.answer(w, r, hs.s, hs, msgs, batch, func(http.Header) {})
 }
 
 // sessionlessState returns the replay state shared by the requests

@@ -24,7 +24,7 @@ func TestReplayStdioCallAllocates(t *testing.T) {
 		t.Skip("allocation counts are checked without -race")
 	}
 	path := filepath.Join(t.TempDir(), "echo.json")
-	if err := cassettes.Save(path, echoCassette()); err != nil {
+	if err := cassettes.Save(path, echoCassette(false)); err != nil {
 		t.Fatal(err)
 	}
 	for _, quiet := range []bool{false, true} {

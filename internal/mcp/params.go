@@ -68,11 +68,20 @@ func ToolName(params json.RawMessage) (string, bool) {
 // decodes it into a string (null is ""); ok is false for nil or a value of
 // another type. raw is valid JSON (a span of a parsed message); a string
 // without escapes is not given to the decoder.
-func DecodeString(raw json.RawMessage) (string, bool) {
+func DecodeString(raw json.RawMessage) (string, bool) { return decodeString(raw, jsonrpc.Unquote) }
+
+// DecodeStringView is DecodeString without a copy of a string without
+// escapes: the result shares raw's bytes, and is valid while they are (a
+// released POST's body is read into again).
+func DecodeStringView(raw json.RawMessage) (string, bool) {
+	return decodeString(raw, jsonrpc.UnquoteView)
+}
+
+func decodeString(raw json.RawMessage, unquote func([]byte) (string, bool)) (string, bool) {
 	if raw == nil {
 		return "", false
 	}
-	if s, ok := jsonrpc.Unquote(raw); ok {
+	if s, ok := unquote(raw); ok {
 		return s, true
 	}
 	var s string
