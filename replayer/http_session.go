@@ -37,6 +37,8 @@ type httpSession struct {
 	// pushTo and pushWrittenTo are push and pushWritten as funcs, made
 	// once (newHTTPSession), not at each POST; nil when ephemeral.
 	pushTo, pushWrittenTo func([]byte)
+	// deliverTo is deliver as a func, made once; nil when ephemeral.
+	deliverTo func([]byte, bool) error
 }
 
 // newHTTPSession returns a session of the HTTP transports over s.
@@ -44,7 +46,7 @@ func newHTTPSession(s *session, waiting func(delta int), ephemeral bool) *httpSe
 	hs := &httpSession{s: s, ephemeral: ephemeral, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	hs.calls.waiting = waiting
 	if !ephemeral {
-		hs.pushTo, hs.pushWrittenTo = hs.push, hs.pushWritten
+		hs.pushTo, hs.pushWrittenTo, hs.deliverTo = hs.push, hs.pushWritten, hs.deliver
 	}
 	return hs
 }
@@ -83,6 +85,13 @@ func (hs *httpSession) streaming() bool {
 
 // push queues a message for the session's stream.
 func (hs *httpSession) push(msg []byte) { hs.enqueue(msg) }
+
+// deliver is push as a postOutlet's deliver: an HTTP+SSE session's answers
+// go on its stream.
+func (hs *httpSession) deliver(msg []byte, _ bool) error {
+	hs.enqueue(msg)
+	return nil
+}
 
 // enqueue queues a message for the session's stream and returns its
 // number, 0 when it was dropped (the queue is full).
@@ -145,21 +154,33 @@ func (hs *httpSession) wrote() {
 	hs.mu.Unlock()
 }
 
-func (hs *httpSession) take() [][]byte {
+// take returns the messages queued for the stream, and queues the next
+// in written, the last queue the stream took and wrote: two slices serve
+// a session's messages, one filled while the other is written.
+func (hs *httpSession) take(written [][]byte) [][]byte {
+	clear(written)
+	if cap(written) > maxKeptQueue {
+		written = nil
+	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	q := hs.queue
-	hs.queue = nil
+	hs.queue = written[:0]
 	return q
 }
+
+// maxKeptQueue is the longest queue that take keeps for the next.
+const maxKeptQueue = 256
 
 // stream writes the session's queued messages to an SSE stream until the
 // session ends, the client goes away or the handler closes.
 func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter) {
 	tick, stop := h.keepAlives()
 	defer stop()
+	var q [][]byte
 	for {
-		for _, msg := range hs.take() {
+		q = hs.take(q)
+		for _, msg := range q {
 			var err error
 			if hs.sse {
 				err = sw.event("message", msg)

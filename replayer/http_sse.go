@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -45,7 +46,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	id := r.URL.Query().Get("sessionId")
+	id := queryValue(r.URL.RawQuery, "sessionId")
 	if id == "" {
 		http.Error(w, "Bad Request: sessionId is required (use the endpoint of GET /sse)", http.StatusBadRequest)
 		return
@@ -55,16 +56,40 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Found: session not found", http.StatusNotFound)
 		return
 	}
-	msgs, _, ok := h.readPOST(w, r, nil)
+	var one [1]incoming // a POST's messages: most often one
+	msgs, _, ok := h.readPOST(w, r, one[:0])
 	if !ok {
 		return
 	}
+	// free, as answer's: every message was a request answered at once
+	// from the cassette, as recorded; the POST is then released.
+	free := h.e.keepsNothing()
 	for _, m := range msgs {
 		start := time.Now()
 		plan := hs.s.receive(m.msg, &hs.calls)
 		if plan == nil {
+			free = false
 			continue
 		}
+		if plan.immediate() {
+			// It only queues its answer (the plan's own bytes) for the
+			// stream: carried out here, with no goroutine or context of
+			// its own, as on stdio.
+			if !hs.calls.add(m.msg.ID, nil) {
+				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
+				return
+			}
+			out := postOutlets.Get().(*[1]postOutlet)
+			out[0] = postOutlet{deliver: hs.deliverTo, later: hs.pushTo}
+			hs.s.carry(context.Background(), m.msg, plan, start, &out[0])
+			out[0] = postOutlet{}
+			postOutlets.Put(out)
+			hs.calls.forget(m.msg.ID, nil)
+			free = free && (postCall{msg: m.msg, plan: plan}).answeredAsRecorded()
+			plan.release()
+			continue
+		}
+		free = false
 		// The answer goes on the event stream: a miss is explained after
 		// the POST is answered, and the end of the session stops the
 		// explanation.
@@ -74,13 +99,34 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 			return
 		}
-		out := &postOutlet{deliver: func(msg []byte, _ bool) error { hs.push(msg); return nil }, later: hs.push}
+		out := &postOutlet{deliver: hs.deliverTo, later: hs.pushTo}
+		msg := m.msg // the goroutine's own: m would move to the heap for every plan
 		go func() {
-			defer hs.calls.forget(m.msg.ID, cancel)
+			defer hs.calls.forget(msg.ID, cancel)
 			defer cancel(nil)
-			hs.s.carry(ctx, m.msg, plan, start, out)
+			hs.s.carry(ctx, msg, plan, start, out)
 			plan.release()
 		}()
 	}
 	w.WriteHeader(http.StatusAccepted)
+	if free {
+		releasePOST(r, msgs)
+	}
+}
+
+// queryValue is url.Values.Get of the query raw, without the map: the
+// first value of key, unescaped.
+func queryValue(raw, key string) string {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != key || strings.Contains(kv, ";") {
+			continue
+		}
+		if v, err := url.QueryUnescape(v); err == nil {
+			return v
+		}
+	}
+	return ""
 }
