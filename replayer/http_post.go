@@ -376,11 +376,8 @@ func (h *HTTPHandler) answerJSON(w http.ResponseWriter, r *http.Request, s *sess
 	var outs []postOutlet
 	if len(calls) == 1 && calls[0].plan.immediate() {
 		// It sends its messages and is done: its outlet is used again.
-		one := postOutlets.Get().(*[1]postOutlet)
-		defer func() {
-			one[0] = postOutlet{}
-			postOutlets.Put(one)
-		}()
+		one := pooledOutlet(post)
+		defer putOutlet(one)
 		outs = one[:]
 	} else {
 		outs = make([]postOutlet, len(calls))
@@ -493,6 +490,21 @@ var jsonType = []string{"application/json"}
 // immediate (answerJSON): carrying such a plan out only sends its
 // messages, and nothing keeps the outlet once it is done.
 var postOutlets = sync.Pool{New: func() any { return new([1]postOutlet) }}
+
+// pooledOutlet returns o in an outlet of postOutlets, for putOutlet to
+// give back once the plan is carried out.
+func pooledOutlet(o postOutlet) *[1]postOutlet {
+	one := postOutlets.Get().(*[1]postOutlet)
+	one[0] = o
+	return one
+}
+
+// putOutlet gives back an outlet of pooledOutlet, zeroed: what it held
+// goes to no later plan.
+func putOutlet(one *[1]postOutlet) {
+	one[0] = postOutlet{}
+	postOutlets.Put(one)
+}
 
 // postOutlet carries a plan out into the answer of a POST (executor.go).
 type postOutlet struct {

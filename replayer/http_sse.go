@@ -79,11 +79,9 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 				return
 			}
-			out := postOutlets.Get().(*[1]postOutlet)
-			out[0] = postOutlet{deliver: hs.deliverTo, later: hs.pushTo}
+			out := pooledOutlet(postOutlet{deliver: hs.deliverTo, later: hs.pushTo})
 			hs.s.carry(context.Background(), m.msg, plan, start, &out[0])
-			out[0] = postOutlet{}
-			postOutlets.Put(out)
+			putOutlet(out)
 			hs.calls.forget(m.msg.ID, nil)
 			free = free && (postCall{msg: m.msg, plan: plan}).answeredAsRecorded()
 			plan.release()

@@ -11,17 +11,18 @@ import (
 // The request of an MCP client is plain: "POST /mcp HTTP/1.1", a dozen
 // headers of letters, digits and dashes, a Content-Length. readPlain reads
 // such a request, whole in the connection's buffer, into the http.Request
-// that http.ReadRequest would return, with three allocations where
-// ReadRequest makes about sixteen: its strings come from the connection's
-// table (a client sends the same names and values again and again), and
-// the request, its URL, its body's reader and its headers' slices share
-// the allocation of its response (exchange), and with it are used again
-// for the connection's next request when the handler released them. Anything else (another version, an escape in the path,
-// a header that is folded, repeated where it may not be, or that changes
-// how the request is read: Transfer-Encoding, Expect, Connection but for
-// keep-alive, Pragma, Trailer) is left to http.ReadRequest, which reads it
-// from the same place. FuzzPlainAsReadRequest holds the two to the same
-// result.
+// that http.ReadRequest would return, with two allocations (its header map
+// and the map's slots) where ReadRequest makes about sixteen: its strings
+// come from the connection's table (a client sends the same names and
+// values again and again), and the request, its URL, its body's reader and
+// its headers' slices share the allocation of its response (exchange).
+// When the handler released them, they and the header map serve the
+// connection's next request, which then allocates nothing. Anything else
+// (another version, an escape in the path, a header that is folded,
+// repeated where it may not be, or that changes how the request is read:
+// Transfer-Encoding, Expect, Connection but for keep-alive, Pragma,
+// Trailer) is left to http.ReadRequest, which reads it from the same
+// place. FuzzPlainAsReadRequest holds the two to the same result.
 
 // maxPlainHeaders is how many header lines a plain request has at most.
 const maxPlainHeaders = 24
