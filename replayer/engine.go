@@ -133,6 +133,7 @@ type Engine struct {
 	discover  *recorded           // a recorded successful server/discover, for a synthesized initialize
 
 	silent map[*cassettes.Interaction]bool // echo.go: exchanges with lines that are no message, not sent
+	lines  []lineMemos                     // lines.go: the memos of the live log's lines, by position in requests
 
 	stats struct {
 		messages, matched, unmatched atomic.Int64
@@ -335,6 +336,7 @@ func New(c *cassettes.Cassette, opts *Options) (*Engine, error) {
 		}
 	}
 	e.findNoMessages(c)
+	e.shareLines()
 	if err := e.addScripted(c, "cassette", 0, true); err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func (s *session) receive(msg *jsonrpc.Message, calls *inflight) *answerPlan {
 			// made in a buffer used again, not a string of its own.
 			buf := noteBufs.Get().(*[]byte)
 			b := strconv.AppendInt(append((*buf)[:0], "replayed #"...), int64(plan.Interaction), 10)
-			livelog.Message(log, livelog.ToServer, msg, 0, unsafe.String(&b[0], len(b)))
+			livelog.MessageLike(log, livelog.ToServer, msg, 0, unsafe.String(&b[0], len(b)), s.e.requestLineOf(plan.rec, msg))
 			*buf = b
 			noteBufs.Put(buf)
 			return plan
@@ -258,6 +258,12 @@ func (s *session) logStep(plan *answerPlan, st *step, start time.Time, note stri
 		lat = time.Since(start)
 		if plan.Scripted != "" && note == "" {
 			note = "scripted: " + plan.Scripted
+		}
+	}
+	if st.Response {
+		if memo, id := s.e.responseLineOf(plan.rec, st.Message); memo != nil {
+			s.e.logSendLike(st.Message, lat, note, memo, id)
+			return
 		}
 	}
 	s.e.logSend(st.Message, lat, note)

@@ -184,8 +184,18 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, m
 // logSend logs a message sent to the client, with the latency of a
 // response and a note.
 func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
+	e.logSendLike(raw, latency, note, nil, "")
+}
+
+// logSendLike is logSend of raw, which differs only by its id, id, from
+// the other messages logged with memo (livelog.MessageLike), when memo is
+// not nil: its line is then made from memo, without reading raw.
+func (e *Engine) logSendLike(raw []byte, latency time.Duration, note string, memo *livelog.Memo, id jsonrpc.ID) {
 	if livelog.Off(e.opts.Logger) {
 		return // not parsed for nothing: --quiet
+	}
+	if memo != nil && livelog.Like(e.opts.Logger, livelog.ToClient, id, latency, note, memo) {
+		return
 	}
 	m := logParses.Get().(*jsonrpc.Message)
 	parse := jsonrpc.ParseInto
@@ -197,7 +207,7 @@ func (e *Engine) logSend(raw []byte, latency time.Duration, note string) {
 		}()
 	}
 	if err := parse(m, raw); err == nil {
-		livelog.Message(e.opts.Logger, livelog.ToClient, m, latency, note)
+		livelog.MessageLike(e.opts.Logger, livelog.ToClient, m, latency, note, memo)
 	} else {
 		if note == "" {
 			note = "as recorded or scripted"

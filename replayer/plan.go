@@ -101,6 +101,7 @@ type answerPlan struct {
 	// Trickle, when positive, sends the answer at that many bytes a second.
 	Trickle int
 
+	rec    *recorded  // the recorded request that answers (the memos of its log lines)
 	paced  bool       // the exchange is spaced by the recorded pacing
 	waited int        // the leading delay steps already waited (afterDelays)
 	own    *planOfOne // the storage the plan came from, for Release

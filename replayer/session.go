@@ -224,6 +224,7 @@ func (s *session) answer(msg *jsonrpc.Message, r *recorded) *answerPlan {
 	} else {
 		plan = s.answerWith(msg, r.interaction, r.index+1, before)
 	}
+	plan.rec = r
 	plan.Steps = append(plan.Steps, after...)
 	return plan
 }

@@ -34,11 +34,20 @@ const (
 // for a response (0 otherwise); note is appended in brackets (for example
 // "replayed #4" or "no match").
 func Message(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Duration, note string) {
+	MessageLike(l, dir, msg, latency, note, nil)
+}
+
+// MessageLike is Message for a message that differs only by its id from
+// every other that is logged with memo (not nil): a response replayed
+// under the id of each call, or a request that matched as it was
+// recorded. What the line shows past the id is made once, for the first,
+// and kept in memo; Like writes the others' lines from it.
+func MessageLike(l *slog.Logger, dir string, msg *jsonrpc.Message, latency time.Duration, note string, memo *Memo) {
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	if h, rules := textHandlerOf(l); h != nil {
-		h.message(rules, dir, msg, latency, note)
+		h.message(rules, dir, msg, latency, note, memo)
 		return
 	}
 	rd := redactorOf(l)
@@ -145,11 +154,24 @@ func describeRedacted(rd *cassettes.Redactor, dir string, msg *jsonrpc.Message, 
 // appendLine appends the log line of msg, its secrets hidden by sh, and
 // returns its level (warnings for errors).
 func appendLine(b []byte, sh shown, dir string, msg *jsonrpc.Message, latency time.Duration, note string) ([]byte, slog.Level) {
+	b = appendHead(b, sh, dir, msg.ID)
+	b, level := appendBody(b, sh, msg)
+	return appendTail(b, latency, note), level
+}
+
+// appendHead appends the start of a line: the direction and the id.
+func appendHead(b []byte, sh shown, dir string, id jsonrpc.ID) []byte {
 	b = append(b, dir...)
-	if !msg.ID.IsZero() {
+	if !id.IsZero() {
 		b = append(b, ' ')
-		b = sh.appendID(b, msg.ID)
+		b = sh.appendID(b, id)
 	}
+	return b
+}
+
+// appendBody appends what a line shows of msg past its id (a Memo keeps
+// it), and returns the line's level.
+func appendBody(b []byte, sh shown, msg *jsonrpc.Message) ([]byte, slog.Level) {
 	level := slog.LevelInfo
 	switch msg.Kind() {
 	case jsonrpc.KindRequest, jsonrpc.KindNotification:
@@ -184,6 +206,11 @@ func appendLine(b []byte, sh shown, dir string, msg *jsonrpc.Message, latency ti
 	default:
 		b = appendShort(append(b, " invalid message "...), sh.rd, sh.message(msg.Raw), 80)
 	}
+	return b, level
+}
+
+// appendTail appends the end of a line: the latency and the note.
+func appendTail(b []byte, latency time.Duration, note string) []byte {
 	if latency > 0 {
 		b = append(b, " ("...)
 		b = append(b, roundLatency(latency).String()...)
@@ -194,7 +221,7 @@ func appendLine(b []byte, sh shown, dir string, msg *jsonrpc.Message, latency ti
 		b = append(b, note...)
 		b = append(b, ']')
 	}
-	return b, level
+	return b
 }
 
 // shown hides the secrets of what a line shows of a message, by the rules
@@ -578,21 +605,47 @@ func (h *TextHandler) Handle(_ context.Context, r slog.Record) error {
 // in, before their colour is known.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// message writes the line of a message, redacted by rules. A line without
-// colour is made where it waits to be written, under the lock of what
-// writes it, with no buffer of its own to get and copy from.
-func (h *TextHandler) message(rules lineRules, dir string, msg *jsonrpc.Message, latency time.Duration, note string) error {
+// message writes the line of a message, redacted by rules, and keeps
+// what it shows past the id in memo (when not nil) or writes that from it.
+func (h *TextHandler) message(rules lineRules, dir string, msg *jsonrpc.Message, latency time.Duration, note string, memo *Memo) error {
+	if !rules.memoizes() {
+		memo = nil
+	}
+	if m := memo.line(rules.rd); m != nil {
+		return h.like(rules, dir, msg.ID, m, latency, note)
+	}
 	sh := shown{rd: rules.rd, whole: !rules.local}
 	if sh.whole {
 		msg = redactMessage(rules.rd, msg)
 	}
+	return h.write(rules, dir, func(b []byte) ([]byte, slog.Level) {
+		b = appendHead(b, sh, dir, msg.ID)
+		at := len(b)
+		b, level := appendBody(b, sh, msg)
+		memo.keep(rules.rd, b[at:], level)
+		return appendTail(b, latency, note), level
+	})
+}
+
+// like writes the line of a message with the id id, its body from m.
+func (h *TextHandler) like(rules lineRules, dir string, id jsonrpc.ID, m *memoLine, latency time.Duration, note string) error {
+	return h.write(rules, dir, func(b []byte) ([]byte, slog.Level) {
+		b = append(appendHead(b, shown{rd: rules.rd}, dir, id), m.body...)
+		return appendTail(b, latency, note), m.level
+	})
+}
+
+// write writes the line that line appends, redacted again by rules. A
+// line without colour is made where it waits to be written, under the
+// lock of what writes it, with no buffer of its own to get and copy from.
+func (h *TextHandler) write(rules lineRules, dir string, line func([]byte) ([]byte, slog.Level)) error {
 	if h.color {
 		buf := lineBufs.Get().(*[]byte)
-		line, level := appendLine((*buf)[:0], sh, dir, msg, latency, note)
-		line = rules.redactAgain(line, 0)
-		err := addLine(h.out, colorFor(level, dir), line, h.batch)
-		if cap(line) <= 64<<10 {
-			*buf = line
+		b, level := line((*buf)[:0])
+		b = rules.redactAgain(b, 0)
+		err := addLine(h.out, colorFor(level, dir), b, h.batch)
+		if cap(b) <= 64<<10 {
+			*buf = b
 			lineBufs.Put(buf)
 		}
 		return err
@@ -602,7 +655,7 @@ func (h *TextHandler) message(rules lineRules, dir string, msg *jsonrpc.Message,
 	defer o.mu.Unlock()
 	o.waiting = append(o.waiting, "mcpmock: "...)
 	start := len(o.waiting)
-	o.waiting, _ = appendLine(o.waiting, sh, dir, msg, latency, note)
+	o.waiting, _ = line(o.waiting)
 	o.waiting = rules.redactAgain(o.waiting, start)
 	return o.endLineLocked(h.batch)
 }
