@@ -26,54 +26,46 @@ func (e *Engine) shareLines() {
 	if !livelog.Memoizes(e.opts.Logger) {
 		return
 	}
-	seed := maphash.MakeSeed()
-	requests, responses := newAlike(seed, len(e.requests)), newAlike(seed, len(e.requests))
 	e.lines = make([]lineMemos, len(e.requests))
-	for i := range e.requests {
-		r, l := &e.requests[i], &e.lines[i]
-		l.request = requests.memo(r.req.Method, view(r.req.Params))
-		if r.lone && r.idAt >= 0 {
-			l.response = responses.memo(view(r.response[:r.idAt]), view(r.response[r.idEnd:]))
+	// At most two memos a request, in one allocation: the slice never
+	// grows past its capacity, so that a pointer into it stays valid.
+	memos := make([]livelog.Memo, 0, 2*len(e.requests))
+	seed := maphash.MakeSeed()
+	share := func(parts func(r *recorded) (a, b string, ok bool), memo func(l *lineMemos) **livelog.Memo) {
+		// The first request with each hash of its parts; the parts are
+		// read again from it, so that the map holds no copy of them.
+		first := map[uint64]int32{}
+		for i := range e.requests {
+			a, b, ok := parts(&e.requests[i])
+			if !ok {
+				continue
+			}
+			var h maphash.Hash
+			h.SetSeed(seed)
+			h.WriteString(a)
+			h.WriteByte(0)
+			h.WriteString(b)
+			k := h.Sum64()
+			if p, seen := first[k]; seen {
+				if pa, pb, _ := parts(&e.requests[p]); pa == a && pb == b {
+					*memo(&e.lines[i]) = *memo(&e.lines[p])
+					continue
+				}
+			} else {
+				first[k] = int32(i) // the index holds positions in 32 bits (New)
+			}
+			memos = memos[:len(memos)+1]
+			*memo(&e.lines[i]) = &memos[len(memos)-1]
 		}
 	}
-}
-
-// alike hands out one memo to the lines of the messages made of the same
-// two parts.
-type alike struct {
-	seed  maphash.Seed
-	seen  map[uint64]parts
-	memos []livelog.Memo // never grows past its capacity: the memos stay where they are
-}
-
-type parts struct {
-	a, b string
-	memo *livelog.Memo
-}
-
-func newAlike(seed maphash.Seed, n int) *alike {
-	return &alike{seed: seed, seen: map[uint64]parts{}, memos: make([]livelog.Memo, 0, n)}
-}
-
-// memo returns the memo of the messages made of a and b, a new one for
-// the first (at most the capacity of x.memos in all).
-func (x *alike) memo(a, b string) *livelog.Memo {
-	var h maphash.Hash
-	h.SetSeed(x.seed)
-	h.WriteString(a)
-	h.WriteByte(0)
-	h.WriteString(b)
-	k := h.Sum64()
-	p, ok := x.seen[k]
-	if ok && p.a == a && p.b == b {
-		return p.memo
-	}
-	x.memos = x.memos[:len(x.memos)+1]
-	m := &x.memos[len(x.memos)-1]
-	if !ok {
-		x.seen[k] = parts{a, b, m}
-	}
-	return m
+	share(func(r *recorded) (string, string, bool) { return r.req.Method, view(r.req.Params), true },
+		func(l *lineMemos) **livelog.Memo { return &l.request })
+	share(func(r *recorded) (string, string, bool) {
+		if !r.lone || r.idAt < 0 {
+			return "", "", false
+		}
+		return view(r.response[:r.idAt]), view(r.response[r.idEnd:]), true
+	}, func(l *lineMemos) **livelog.Memo { return &l.response })
 }
 
 // view is b as a string, not copied: for b that does not change.
