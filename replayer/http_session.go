@@ -19,8 +19,13 @@ type httpSession struct {
 	// POST (no GET stream, no resumption).
 	ephemeral bool
 
-	mu    sync.Mutex // guards queue, pushed, written, flushed, streamed, stream and ended
+	mu    sync.Mutex // guards queue, copies, pushed, written, flushed, streamed, stream and ended
 	queue [][]byte   // messages waiting for the stream
+	// copies holds the bytes of an HTTP+SSE session's queued messages:
+	// they are copied when queued, so that the plans that sent them use
+	// their memory again (releaseAll), and take hands them to the stream
+	// with the queue, in two buffers that trade places.
+	copies []byte
 	// pushed and written count the messages queued for the stream and
 	// written to it; flushed is closed (and replaced) at each write.
 	pushed, written uint64
@@ -99,6 +104,11 @@ func (hs *httpSession) enqueue(msg []byte) uint64 {
 	var n uint64
 	hs.mu.Lock()
 	if len(hs.queue) < maxQueued {
+		if hs.sse {
+			at := len(hs.copies)
+			hs.copies = append(hs.copies, msg...)
+			msg = hs.copies[at:len(hs.copies):len(hs.copies)]
+		}
 		hs.queue = append(hs.queue, msg)
 		hs.pushed++
 		n = hs.pushed
@@ -154,23 +164,31 @@ func (hs *httpSession) wrote() {
 	hs.mu.Unlock()
 }
 
-// take returns the messages queued for the stream, and queues the next
-// in written, the last queue the stream took and wrote: two slices serve
-// a session's messages, one filled while the other is written.
-func (hs *httpSession) take(written [][]byte) [][]byte {
+// take returns the messages queued for the stream and the copies they
+// lie in, and queues the next in written and writtenCopies, the last the
+// stream took and wrote: two queues serve a session's messages, one filled
+// while the other is written.
+func (hs *httpSession) take(written [][]byte, writtenCopies []byte) ([][]byte, []byte) {
 	clear(written)
 	if cap(written) > maxKeptQueue {
 		written = nil
 	}
+	if cap(writtenCopies) > maxKeptCopies {
+		writtenCopies = nil
+	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	q := hs.queue
-	hs.queue = written[:0]
-	return q
+	q, copies := hs.queue, hs.copies
+	hs.queue, hs.copies = written[:0], writtenCopies[:0]
+	return q, copies
 }
 
-// maxKeptQueue is the longest queue that take keeps for the next.
-const maxKeptQueue = 256
+// maxKeptQueue and maxKeptCopies are the longest queue and copies that
+// take keeps for the next.
+const (
+	maxKeptQueue  = 256
+	maxKeptCopies = 64 << 10
+)
 
 // stream writes the session's queued messages to an SSE stream until the
 // session ends, the client goes away or the handler closes.
@@ -178,8 +196,9 @@ func (h *HTTPHandler) stream(ctx context.Context, hs *httpSession, sw *sseWriter
 	tick, stop := h.keepAlives()
 	defer stop()
 	var q [][]byte
+	var copies []byte
 	for {
-		q = hs.take(q)
+		q, copies = hs.take(q, copies)
 		for _, msg := range q {
 			var err error
 			if hs.sse {

@@ -72,9 +72,9 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if plan.immediate() {
-			// It only queues its answer (the plan's own bytes) for the
-			// stream: carried out here, with no goroutine or context of
-			// its own, as on stdio.
+			// It only queues a copy of its answer for the stream:
+			// carried out here, with no goroutine or context of its
+			// own, as on stdio.
 			if !hs.calls.add(m.msg.ID, nil) {
 				http.Error(w, "Not Found: the session ended", http.StatusNotFound)
 				return
@@ -84,7 +84,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			putOutlet(out)
 			hs.calls.forget(m.msg.ID, nil)
 			free = free && (postCall{msg: m.msg, plan: plan}).answeredAsRecorded()
-			plan.release()
+			plan.releaseAll() // what it sent was copied (enqueue)
 			continue
 		}
 		free = false
@@ -103,7 +103,7 @@ func (h *HTTPHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 			defer hs.calls.forget(msg.ID, cancel)
 			defer cancel(nil)
 			hs.s.carry(ctx, msg, plan, start, out)
-			plan.release()
+			plan.releaseAll()
 		}()
 	}
 	w.WriteHeader(http.StatusAccepted)

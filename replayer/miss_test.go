@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -244,15 +243,7 @@ func TestSSEMissDoesNotHoldThePOST(t *testing.T) {
 		h.Close()
 		srv.Close()
 	})
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL+"/sse", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
+	sc := dialSSE(t, srv.URL)
 	data := func() string {
 		for sc.Scan() {
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
