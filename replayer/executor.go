@@ -260,13 +260,12 @@ func (s *session) logStep(plan *answerPlan, st *step, start time.Time, note stri
 			note = "scripted: " + plan.Scripted
 		}
 	}
+	var memo *livelog.Memo
+	var id jsonrpc.ID
 	if st.Response {
-		if memo, id := s.e.responseLineOf(plan.rec, st.Message); memo != nil {
-			s.e.logSendLike(st.Message, lat, note, memo, id)
-			return
-		}
+		memo, id = s.e.responseLineOf(plan.rec, st.Message)
 	}
-	s.e.logSend(st.Message, lat, note)
+	s.e.logSendLike(st.Message, lat, note, memo, id)
 }
 
 // batch logs the steps of run, which the recorded server sent as one batch,

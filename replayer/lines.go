@@ -1,8 +1,8 @@
 package replayer
 
 import (
-	"bytes"
 	"hash/maphash"
+	"strings"
 	"unsafe"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
@@ -10,10 +10,33 @@ import (
 )
 
 // lineMemos are the memos of the live log's lines of a recorded request
-// as recorded and of its response, past their ids (livelog.Memo). They
-// lie beside the recorded requests, not in them, which stay in their
-// cache line (TestRecordedLayout).
-type lineMemos struct{ request, response *livelog.Memo }
+// as recorded (requestLine) and of its response (responseLine), past their
+// ids (livelog.Memo). They lie beside the recorded requests, not in them,
+// which stay in their cache line (TestRecordedLayout).
+type lineMemos [2]*livelog.Memo
+
+const (
+	requestLine = iota
+	responseLine
+)
+
+// lineParts are the two parts that make the messages whose lines share a
+// memo alike: a request's method and params; a response's bytes before
+// and after its id. ok is false for a message with no memo.
+type lineParts func(r *recorded) (a, b string, ok bool)
+
+// lineParts of the requests and of the responses.
+var (
+	requestParts lineParts = func(r *recorded) (string, string, bool) {
+		return r.req.Method, view(r.req.Params), true
+	}
+	responseParts lineParts = func(r *recorded) (string, string, bool) {
+		if !r.lone || r.idAt < 0 {
+			return "", "", false
+		}
+		return view(r.response[:r.idAt]), view(r.response[r.idEnd:]), true
+	}
+)
 
 // shareLines gives the recorded requests the memos of their live log
 // lines: one for the requests recorded alike (the same method and params,
@@ -31,7 +54,7 @@ func (e *Engine) shareLines() {
 	// grows past its capacity, so that a pointer into it stays valid.
 	memos := make([]livelog.Memo, 0, 2*len(e.requests))
 	seed := maphash.MakeSeed()
-	share := func(parts func(r *recorded) (a, b string, ok bool), memo func(l *lineMemos) **livelog.Memo) {
+	for which, parts := range [...]lineParts{requestLine: requestParts, responseLine: responseParts} {
 		// The first request with each hash of its parts; the parts are
 		// read again from it, so that the map holds no copy of them.
 		first := map[uint64]int32{}
@@ -48,24 +71,16 @@ func (e *Engine) shareLines() {
 			k := h.Sum64()
 			if p, seen := first[k]; seen {
 				if pa, pb, _ := parts(&e.requests[p]); pa == a && pb == b {
-					*memo(&e.lines[i]) = *memo(&e.lines[p])
+					e.lines[i][which] = e.lines[p][which]
 					continue
 				}
 			} else {
 				first[k] = int32(i) // the index holds positions in 32 bits (New)
 			}
 			memos = memos[:len(memos)+1]
-			*memo(&e.lines[i]) = &memos[len(memos)-1]
+			e.lines[i][which] = &memos[len(memos)-1]
 		}
 	}
-	share(func(r *recorded) (string, string, bool) { return r.req.Method, view(r.req.Params), true },
-		func(l *lineMemos) **livelog.Memo { return &l.request })
-	share(func(r *recorded) (string, string, bool) {
-		if !r.lone || r.idAt < 0 {
-			return "", "", false
-		}
-		return view(r.response[:r.idAt]), view(r.response[r.idEnd:]), true
-	}, func(l *lineMemos) **livelog.Memo { return &l.response })
 }
 
 // view is b as a string, not copied: for b that does not change.
@@ -75,23 +90,26 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // r answers, nil when msg is not r's request as recorded (but for its id)
 // or r has none.
 func (e *Engine) requestLineOf(r *recorded, msg *jsonrpc.Message) *livelog.Memo {
-	if r == nil || e.lines == nil || msg.Method != r.req.Method || !bytes.Equal(msg.Params, r.req.Params) {
+	if r == nil || e.lines == nil {
 		return nil
 	}
-	return e.lines[r.pos].request
+	if method, params, _ := requestParts(r); msg.Method != method || view(msg.Params) != params {
+		return nil
+	}
+	return e.lines[r.pos][requestLine]
 }
 
 // responseLineOf returns the memo of the line of out, a message that a
 // plan of r sends, and out's id, when out is r's response as recorded but
 // for its id; nil otherwise (a scripted fault or a page changed it).
 func (e *Engine) responseLineOf(r *recorded, out []byte) (*livelog.Memo, jsonrpc.ID) {
-	if r == nil || e.lines == nil || e.lines[r.pos].response == nil {
+	if r == nil || e.lines == nil || e.lines[r.pos][responseLine] == nil {
 		return nil, ""
 	}
-	before, after := r.response[:r.idAt], r.response[r.idEnd:]
-	if len(out) <= len(before)+len(after) || !bytes.HasPrefix(out, before) || !bytes.HasSuffix(out, after) {
+	before, after, _ := responseParts(r)
+	s := view(out)
+	if len(s) <= len(before)+len(after) || !strings.HasPrefix(s, before) || !strings.HasSuffix(s, after) {
 		return nil, ""
 	}
-	id := out[len(before) : len(out)-len(after)]
-	return e.lines[r.pos].response, jsonrpc.ID(unsafe.String(&id[0], len(id)))
+	return e.lines[r.pos][responseLine], jsonrpc.ID(s[len(before) : len(s)-len(after)])
 }

@@ -37,10 +37,10 @@ func TestLinesOfCallsRecordedAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := e.lines[1], e.lines[2]; a.request == nil || a.request != b.request || a.response != b.response {
+	if a, b := e.lines[1], e.lines[2]; a[requestLine] == nil || a[requestLine] != b[requestLine] || a[responseLine] != b[responseLine] {
 		t.Fatalf("the calls recorded alike share no memo: %+v %+v", a, b)
 	}
-	if a, b := e.lines[2], e.lines[3]; a.request == b.request || a.response == b.response {
+	if a, b := e.lines[2], e.lines[3]; a[requestLine] == b[requestLine] || a[responseLine] == b[responseLine] {
 		t.Fatalf("calls recorded otherwise share a memo: %+v %+v", a, b)
 	}
 	out := &discardTry{}
@@ -76,7 +76,7 @@ func TestResponseLineOf(t *testing.T) {
 		t.Fatal("no id")
 	}
 	r := &recorded{lone: true, response: rec, idAt: int32(start), idEnd: int32(end)}
-	e := &Engine{lines: []lineMemos{{response: new(livelog.Memo)}}}
+	e := &Engine{lines: []lineMemos{{responseLine: new(livelog.Memo)}}}
 	for _, c := range []struct {
 		out  string
 		want jsonrpc.ID // "" for no memo

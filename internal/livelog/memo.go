@@ -63,8 +63,8 @@ func Like(l *slog.Logger, dir string, id jsonrpc.ID, latency time.Duration, note
 	if l == nil || !l.Enabled(context.Background(), slog.LevelInfo) {
 		return true
 	}
-	h, rules := textHandlerOf(l)
-	if h == nil || !rules.memoizes() {
+	h, rules := memoizing(l)
+	if h == nil {
 		return false
 	}
 	m := memo.line(rules.rd)
@@ -82,6 +82,15 @@ func Memoizes(l *slog.Logger) bool {
 	if Off(l) {
 		return false
 	}
-	h, rules := textHandlerOf(l)
-	return h != nil && rules.memoizes()
+	h, _ := memoizing(l)
+	return h != nil
+}
+
+// memoizing returns the text handler that l writes to and the rules of
+// its lines when they can come from a Memo; nil otherwise.
+func memoizing(l *slog.Logger) (*TextHandler, lineRules) {
+	if h, rules := textHandlerOf(l); h != nil && rules.memoizes() {
+		return h, rules
+	}
+	return nil, lineRules{}
 }

@@ -130,3 +130,10 @@ func TestMemoOnlyWhereLinesAreAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoizesNoLogger: a nil logger makes no lines, from memos or not.
+func TestMemoizesNoLogger(t *testing.T) {
+	if Memoizes(nil) {
+		t.Error("Memoizes(nil) is true")
+	}
+}
