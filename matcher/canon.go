@@ -75,11 +75,10 @@ func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 	if len(params) == 0 {
 		return append(buf, "{}"...)
 	}
-	if !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
-		q, _ := json.Marshal(string(r.Params))
-		return append(buf, q...)
-	}
 	if params[0] != '{' {
+		if !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
+			return appendInvalid(buf, r.Params)
+		}
 		out, _ := sc.appendCanonical(buf, params)
 		return out
 	}
@@ -93,11 +92,23 @@ func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 	default:
 		metaFilter = true
 	}
-	out, ok := sc.appendObject(buf, params, keep, metaFilter)
-	if !ok {
-		return append(buf[:0], Default().(Keyer).Key(r)...) // cannot happen for valid JSON
+	// The object is checked as its members are read (check), not read once
+	// more by Valid first.
+	out, ok := sc.appendObject(buf, params, keep, metaFilter, true)
+	switch {
+	case ok:
+		return out
+	case !jsonrpc.Valid(params):
+		return appendInvalid(buf, r.Params)
 	}
-	return out
+	return append(buf[:0], Default().(Keyer).Key(r)...) // cannot happen for valid JSON
+}
+
+// appendInvalid writes the key of params that are no valid JSON: their
+// text as a JSON string.
+func appendInvalid(buf []byte, params json.RawMessage) []byte {
+	q, _ := json.Marshal(string(params))
+	return append(buf, q...)
 }
 
 // member is one member of an object being written: its name (unquoted)
@@ -111,12 +122,14 @@ type member struct {
 // accepts (all when keep is nil), sorted by name (the last of duplicates
 // wins, as in encoding/json), without those whose value is an empty object
 // once written (as dropEmptyObjects does); with metaFilter, _meta without
-// its volatile keys (and without _meta when nothing is left). The members are sorted on
-// sc.members, as a stack: a nested object's go after them.
-func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter bool) ([]byte, bool) {
+// its volatile keys (and without _meta when nothing is left); with check,
+// it is false when raw is no valid JSON (else raw is trusted to be). The
+// members are sorted on sc.members, as a stack: a nested object's go after
+// them.
+func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter, check bool) ([]byte, bool) {
 	base := len(sc.members)
 	defer func() { sc.members = sc.members[:base] }()
-	err := jsonrpc.EachMemberRaw(raw, func(quoted, value []byte) error {
+	add := func(quoted, value []byte) error {
 		name := quoted[1 : len(quoted)-1]
 		if bytes.IndexByte(name, '\\') >= 0 {
 			s, ok := jsonrpc.Unquote(quoted)
@@ -137,7 +150,19 @@ func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFil
 		}
 		sc.members = append(sc.members, member{name, value})
 		return nil
-	})
+	}
+	var err error
+	if check {
+		if !jsonrpc.EachMemberValid(raw, func(quoted, value []byte) {
+			if err == nil {
+				err = add(quoted, value)
+			}
+		}) {
+			return dst, false
+		}
+	} else {
+		err = jsonrpc.EachMemberRaw(raw, add)
+	}
 	if err != nil {
 		return dst, false
 	}
@@ -158,7 +183,7 @@ func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFil
 		var ok bool
 		before := len(dst)
 		if metaFilter && string(m.name) == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
-			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !volatileMeta(string(k)) }, false)
+			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !volatileMeta(string(k)) }, false, false)
 		} else {
 			dst, ok = sc.appendCanonical(dst, m.value)
 		}
@@ -194,7 +219,7 @@ func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 	}
 	switch c := raw[0]; {
 	case c == '{':
-		return sc.appendObject(dst, raw, nil, false)
+		return sc.appendObject(dst, raw, nil, false, false)
 	case c == '[':
 		dst = append(dst, '[')
 		n := 0

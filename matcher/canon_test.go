@@ -56,3 +56,18 @@ func FuzzCanonicalKey(f *testing.F) {
 		}
 	})
 }
+
+// TestKeyOfInvalidParams: params that are no valid JSON are keyed by their
+// text, as a JSON string, whatever way they fail: an object is checked as
+// its members are read, anything else before it is read.
+func TestKeyOfInvalidParams(t *testing.T) {
+	for _, p := range []string{`{"a":`, `{"a":1,}`, `{"a":1} x`, `{"name":"t","arguments":{"x":tru}}`, `{"_meta":{"a":"\x"}}`, `[1,`, `"abc`, `nul`, `{"a":1}{}`} {
+		for _, method := range []string{"tools/call", "tools/list", "resources/read"} {
+			q, _ := json.Marshal(p)
+			want := method + "\x00" + string(q)
+			if got := canonicalKey(Request{method, json.RawMessage(p)}); got != want {
+				t.Errorf("%s %s: key %q, want %q", method, p, got, want)
+			}
+		}
+	}
+}

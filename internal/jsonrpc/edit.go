@@ -176,21 +176,13 @@ func skipValue(raw []byte, i int) (int, error) {
 	}
 	switch raw[i] {
 	case '"':
-		for j := i + 1; j < len(raw); j++ {
-			switch raw[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, nil
-			}
-		}
-		return 0, errors.New("unterminated string")
+		return skipString(raw, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(raw); j++ {
 			switch raw[j] {
 			case '"':
-				e, err := skipValue(raw, j)
+				e, err := skipString(raw, j)
 				if err != nil {
 					return 0, err
 				}

@@ -8,6 +8,12 @@ func Valid(data []byte) bool {
 	return ok && skipSpace(data, i) == len(data)
 }
 
+// EachMemberValid is Valid for data that begins with '{' (white space
+// trimmed) which also calls f with each member, as eachMemberValid does.
+func EachMemberValid(data []byte, f func(quoted, value []byte)) bool {
+	return len(data) > 0 && data[0] == '{' && eachMemberValid(data, f)
+}
+
 // eachMemberValid is Valid for data that begins with '{' (trimmed), which
 // also calls f with each member of the object, in order, once the member
 // is known to be valid: the key as written (quotes included) and the value,
@@ -141,6 +147,9 @@ func literal(b []byte, i int, lit string) (int, bool) {
 
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
+		if i = stringRun(b, i); i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
