@@ -51,15 +51,15 @@ func (a all) Match(recorded, live Request) Result {
 // IndexKey is the key of the first matcher of the list that is a Keyer or
 // an Indexer: a match of all implies a match of it.
 func (a all) IndexKey(r Request) (string, bool) {
-	k, ok := a.appendIndexKey(nil, r)
+	k, ok := a.appendIndexKey(nil, r, false)
 	return string(k), ok
 }
 
-func (a all) appendIndexKey(dst []byte, r Request) ([]byte, bool) {
+func (a all) appendIndexKey(dst []byte, r Request, valid bool) ([]byte, bool) {
 	for _, m := range a {
 		switch m.(type) {
 		case Indexer, Keyer:
-			return AppendIndexKey(dst, m, r)
+			return appendIndexKey(dst, m, r, valid)
 		}
 	}
 	return dst, false

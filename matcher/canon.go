@@ -17,7 +17,7 @@ import (
 // canonicalKey is the default matcher's key of a request.
 func canonicalKey(r Request) string {
 	sc := scratches.Get().(*scratch)
-	out := sc.appendKey(sc.buf[:0], r)
+	out := sc.appendKey(sc.buf[:0], r, false)
 	key := string(out)
 	if cap(out) <= maxScratch {
 		sc.buf = out[:0]
@@ -26,10 +26,11 @@ func canonicalKey(r Request) string {
 	return key
 }
 
-// appendCanonicalKey appends the default matcher's key of r to dst.
-func appendCanonicalKey(dst []byte, r Request) []byte {
+// appendCanonicalKey appends the default matcher's key of r to dst;
+// valid says that r's params are known to be valid JSON.
+func appendCanonicalKey(dst []byte, r Request, valid bool) []byte {
 	sc := scratches.Get().(*scratch)
-	dst = sc.appendKey(dst, r)
+	dst = sc.appendKey(dst, r, valid)
 	scratches.Put(sc)
 	return dst
 }
@@ -65,7 +66,7 @@ var scratches = sync.Pool{New: func() any { return new(scratch) }}
 // maxScratch is the largest key buffer kept for reuse.
 const maxScratch = 64 << 10
 
-func (sc *scratch) appendKey(buf []byte, r Request) []byte {
+func (sc *scratch) appendKey(buf []byte, r Request, valid bool) []byte {
 	buf = append(buf, r.Method...)
 	buf = append(buf, 0)
 	if Handshake(r.Method) || r.Method == "ping" {
@@ -76,7 +77,7 @@ func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 		return append(buf, "{}"...)
 	}
 	if params[0] != '{' {
-		if !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
+		if !valid && !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
 			return appendInvalid(buf, r.Params)
 		}
 		out, _ := sc.appendCanonical(buf, params)
@@ -93,8 +94,8 @@ func (sc *scratch) appendKey(buf []byte, r Request) []byte {
 		metaFilter = true
 	}
 	// The object is checked as its members are read (check), not read once
-	// more by Valid first.
-	out, ok := sc.appendObject(buf, params, keep, metaFilter, true)
+	// more by Valid first; not at all when it is known to be valid.
+	out, ok := sc.appendObject(buf, params, keep, metaFilter, !valid)
 	switch {
 	case ok:
 		return out

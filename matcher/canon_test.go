@@ -54,6 +54,12 @@ func FuzzCanonicalKey(f *testing.F) {
 		if (viewKey(ra) == viewKey(rb)) != (canonicalKey(ra) == canonicalKey(rb)) {
 			t.Fatalf("disagree on %s / %s (%s): canonical %q %q", a, b, method, canonicalKey(ra), canonicalKey(rb))
 		}
+		// Params known to be valid are keyed alike without the check.
+		checked, _ := AppendIndexKey(nil, Default(), ra)
+		trusted, _ := AppendIndexKeyValid(nil, Default(), ra)
+		if string(checked) != string(trusted) {
+			t.Fatalf("%s (%s): AppendIndexKey %q, AppendIndexKeyValid %q", a, method, checked, trusted)
+		}
 	})
 }
 

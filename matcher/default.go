@@ -99,8 +99,8 @@ func dropVolatileMeta(obj map[string]any) map[string]any {
 // Key returns the canonical form of what the default matcher compares.
 func (defaultMatcher) Key(r Request) string { return canonicalKey(r) }
 
-func (defaultMatcher) appendIndexKey(dst []byte, r Request) ([]byte, bool) {
-	return appendCanonicalKey(dst, r), true
+func (defaultMatcher) appendIndexKey(dst []byte, r Request, valid bool) ([]byte, bool) {
+	return appendCanonicalKey(dst, r, valid), true
 }
 
 func (m defaultMatcher) Match(recorded, live Request) Result {

@@ -156,9 +156,21 @@ type Keyer interface {
 // the key straight into dst, so that a lookup with a reused buffer
 // allocates nothing.
 func AppendIndexKey(dst []byte, m Matcher, r Request) (key []byte, ok bool) {
+	return appendIndexKey(dst, m, r, false)
+}
+
+// AppendIndexKeyValid is AppendIndexKey for a request whose params are
+// known to be valid JSON, as those of a parsed message are: the built-in
+// matchers do not check them again. The key of params that are not valid
+// JSON is then undefined.
+func AppendIndexKeyValid(dst []byte, m Matcher, r Request) (key []byte, ok bool) {
+	return appendIndexKey(dst, m, r, true)
+}
+
+func appendIndexKey(dst []byte, m Matcher, r Request, valid bool) ([]byte, bool) {
 	switch x := m.(type) {
 	case keyAppender:
-		return x.appendIndexKey(dst, r)
+		return x.appendIndexKey(dst, r, valid)
 	case Indexer:
 		k, ok := x.IndexKey(r)
 		return append(dst, k...), ok
@@ -168,9 +180,10 @@ func AppendIndexKey(dst []byte, m Matcher, r Request) (key []byte, ok bool) {
 	return dst, false
 }
 
-// keyAppender is AppendIndexKey for the built-in matchers.
+// keyAppender is AppendIndexKey for the built-in matchers; valid says that
+// r's params are known to be valid JSON.
 type keyAppender interface {
-	appendIndexKey(dst []byte, r Request) ([]byte, bool)
+	appendIndexKey(dst []byte, r Request, valid bool) ([]byte, bool)
 }
 
 // KeyDecider is implemented by matchers whose index key, for some recorded

@@ -226,11 +226,11 @@ func (r *rules) ExactKey(req Request) string {
 
 // IndexKey keys a request with every path that a rule loosens taken out.
 func (r *rules) IndexKey(req Request) (string, bool) {
-	k, ok := r.appendIndexKey(nil, req)
+	k, ok := r.appendIndexKey(nil, req, false)
 	return string(k), ok
 }
 
-func (r *rules) appendIndexKey(dst []byte, req Request) ([]byte, bool) {
+func (r *rules) appendIndexKey(dst []byte, req Request, valid bool) ([]byte, bool) {
 	switch r.base.(type) {
 	case Indexer, Keyer:
 	default:
@@ -239,11 +239,11 @@ func (r *rules) appendIndexKey(dst []byte, req Request) ([]byte, bool) {
 	c := r.rulesFor(req)
 	held := mayHavePlaceholders(req.Params)
 	if c.empty && !held {
-		return AppendIndexKey(dst, r.base, req)
+		return appendIndexKey(dst, r.base, req, valid)
 	}
 	t, ok := Decode(req.Params)
 	if !ok {
-		return AppendIndexKey(dst, r.base, req)
+		return appendIndexKey(dst, r.base, req, valid)
 	}
 	if held {
 		held = len(placeholders(t)) > 0
@@ -260,7 +260,7 @@ func (r *rules) appendIndexKey(dst []byte, req Request) ([]byte, bool) {
 		t = update(t, p.segs, sortArray)
 	}
 	b, _ := json.Marshal(t)
-	dst, ok = AppendIndexKey(dst, r.base, Request{Method: req.Method, Params: b})
+	dst, ok = appendIndexKey(dst, r.base, Request{Method: req.Method, Params: b}, true) // json.Marshal's
 	return dst, ok && !held
 }
 

@@ -139,9 +139,11 @@ func (x *index) bucket(live matcher.Request, name json.RawMessage) *bucket {
 var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // lookup returns the key list of live's index key under matcher mi in b.
+// live's params are a parsed message's, valid JSON, as a recorded
+// request's are (add): the key does not check them again.
 func (x *index) lookup(b *bucket, mi int, live matcher.Request) *keyList {
 	buf := keyBufs.Get().(*[]byte)
-	key, _ := matcher.AppendIndexKey((*buf)[:0], x.matchers[mi], live)
+	key, _ := matcher.AppendIndexKeyValid((*buf)[:0], x.matchers[mi], live)
 	l := b.keyed[mi].get(x.keyOf(key))
 	if cap(key) <= 64<<10 {
 		*buf = key
@@ -168,7 +170,7 @@ func (x *index) add(r *recorded) error {
 		b = &bucket{keyed: map[int]*keyTable{}}
 		tools[tool] = b
 	}
-	k, ok := matcher.AppendIndexKey(x.keyBuf[:0], r.m, r.req)
+	k, ok := matcher.AppendIndexKeyValid(x.keyBuf[:0], r.m, r.req)
 	x.keyBuf = k
 	if !ok {
 		b.loose = append(b.loose, r.pos)
