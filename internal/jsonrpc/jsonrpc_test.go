@@ -240,6 +240,7 @@ func TestParseOnePass(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"n","params":[1,{"a":"\u00e9"}]}`,
 		` {"jsonrpc" : "2.0" , "method" : "n" } `,
 		`{"\u006aspnrpc":"2.0"}`,
+		`{"\u006asonrpc":"2.0","\u0069d":1,"m\u0065thod":"ping","par\u0061ms":{}}`,
 		`{}`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[]`, `7`, ``, `{"a":1 "b":2}`,
 	} {
 		m, err := Parse([]byte(s))
@@ -278,5 +279,26 @@ func TestParseViewInto(t *testing.T) {
 	var m Message
 	if n := testing.AllocsPerRun(100, func() { ParseViewInto(&m, data) }); n != 0 {
 		t.Errorf("ParseViewInto of a response allocates %v times, want 0", n)
+	}
+}
+
+// TestEscapedMemberNames: a member's name is read whether or not it is
+// written with escapes (the parse compares the names as written when they
+// have none).
+func TestEscapedMemberNames(t *testing.T) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1}}`,
+		`{"\u006asonrpc":"2.0","\u0069d":1,"m\u0065thod":"ping","par\u0061ms":{"a":1}}`,
+	} {
+		m, err := Parse([]byte(s))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", s, err)
+		}
+		if m.Kind() != KindRequest || m.Method != "ping" || m.ID != "1" || string(m.Params) != `{"a":1}` {
+			t.Errorf("Parse(%s): kind %v, method %q, id %q, params %s", s, m.Kind(), m.Method, m.ID, m.Params)
+		}
+	}
+	if _, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","\ud800x":1}`)); err != nil {
+		t.Errorf("a name with a lone surrogate escape: %v", err)
 	}
 }

@@ -211,30 +211,36 @@ func (m *Message) parse(data []byte) error {
 
 // member reads one member of the message into m and w.
 func (m *Message) member(w *wire, quoted, value []byte) error {
-	key, ok := unquoteName(quoted)
-	if !ok {
-		return errors.New("bad member name")
+	// A name as written, quotes and all, is the name when it has no
+	// escape: the switch compares it without a lookup or a copy.
+	name := quoted
+	if bytes.IndexByte(quoted, '\\') >= 0 {
+		s, ok := unquote(quoted)
+		if !ok {
+			return errors.New("bad member name")
+		}
+		name = strconv.AppendQuote(nil, s)
 	}
-	switch key {
-	case "jsonrpc":
+	switch string(name) {
+	case `"jsonrpc"`:
 		s, ok := unquoteName(value)
 		if !ok {
 			return errors.New(`"jsonrpc" must be a string`)
 		}
 		m.version = s
-	case "id":
+	case `"id"`:
 		w.ID = value
-	case "method":
+	case `"method"`:
 		s, ok := unquoteName(value)
 		if !ok {
 			return errors.New(`"method" must be a string`)
 		}
 		m.Method, w.hasMethod = s, true
-	case "params":
+	case `"params"`:
 		w.Params = value
-	case "result":
+	case `"result"`:
 		w.Result = value
-	case "error":
+	case `"error"`:
 		w.Error = value
 	}
 	return nil

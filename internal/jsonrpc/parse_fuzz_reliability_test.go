@@ -131,6 +131,7 @@ func FuzzParseDifferential(f *testing.F) {
 		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
 		`[{"jsonrpc":"2.0","method":"n"}]`,
+		`{"\u006asonrpc":"2.0","\u0069d":1,"m\u0065thod":"ping"}`,
 	} {
 		f.Add([]byte(s))
 	}
