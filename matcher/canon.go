@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
@@ -17,7 +20,7 @@ import (
 // canonicalKey is the default matcher's key of a request.
 func canonicalKey(r Request) string {
 	sc := scratches.Get().(*scratch)
-	out := sc.appendKey(sc.buf[:0], r, false)
+	out := sc.appendKey(sc.buf[:0], r, false, nil)
 	key := string(out)
 	if cap(out) <= maxScratch {
 		sc.buf = out[:0]
@@ -27,10 +30,11 @@ func canonicalKey(r Request) string {
 }
 
 // appendCanonicalKey appends the default matcher's key of r to dst;
-// valid says that r's params are known to be valid JSON.
-func appendCanonicalKey(dst []byte, r Request, valid bool) []byte {
+// valid says that r's params are known to be valid JSON. The members on
+// the paths of p are left out, as if they were not there (nil: none).
+func appendCanonicalKey(dst []byte, r Request, valid bool, p *pruning) []byte {
 	sc := scratches.Get().(*scratch)
-	dst = sc.appendKey(dst, r, valid)
+	dst = sc.appendKey(dst, r, valid, p)
 	scratches.Put(sc)
 	return dst
 }
@@ -66,7 +70,7 @@ var scratches = sync.Pool{New: func() any { return new(scratch) }}
 // maxScratch is the largest key buffer kept for reuse.
 const maxScratch = 64 << 10
 
-func (sc *scratch) appendKey(buf []byte, r Request, valid bool) []byte {
+func (sc *scratch) appendKey(buf []byte, r Request, valid bool, p *pruning) []byte {
 	buf = append(buf, r.Method...)
 	buf = append(buf, 0)
 	if Handshake(r.Method) || r.Method == "ping" {
@@ -80,7 +84,7 @@ func (sc *scratch) appendKey(buf []byte, r Request, valid bool) []byte {
 		if !valid && !jsonrpc.Valid(params) { // encoding/json's answer, in half the time
 			return appendInvalid(buf, r.Params)
 		}
-		out, _ := sc.appendCanonical(buf, params)
+		out, _ := sc.appendCanonical(buf, params) // p prunes no array's elements: plainPaths
 		return out
 	}
 	var keep func(key []byte) bool
@@ -95,7 +99,7 @@ func (sc *scratch) appendKey(buf []byte, r Request, valid bool) []byte {
 	}
 	// The object is checked as its members are read (check), not read once
 	// more by Valid first; not at all when it is known to be valid.
-	out, ok := sc.appendObject(buf, params, keep, metaFilter, !valid)
+	out, ok := sc.appendObject(buf, params, keep, metaFilter, !valid, p)
 	switch {
 	case ok:
 		return out
@@ -126,20 +130,25 @@ type member struct {
 // its volatile keys (and without _meta when nothing is left); with check,
 // it is false when raw is no valid JSON (else raw is trusted to be). The
 // members are sorted on sc.members, as a stack: a nested object's go after
-// them.
-func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter, check bool) ([]byte, bool) {
+// them. The members on the paths of p are left out.
+func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFilter, check bool, p *pruning) ([]byte, bool) {
 	base := len(sc.members)
 	defer func() { sc.members = sc.members[:base] }()
 	add := func(quoted, value []byte) error {
 		name := quoted[1 : len(quoted)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			s, ok := jsonrpc.Unquote(quoted)
-			if !ok {
-				return errBadValue
+		if !asWritten(name) {
+			if bytes.IndexByte(name, '\\') >= 0 {
+				s, ok := jsonrpc.Unquote(quoted)
+				if !ok {
+					return errBadValue
+				}
+				name = []byte(s)
 			}
-			name = []byte(s)
+			if !utf8.Valid(name) { // as decoded: a byte that is no UTF-8 is U+FFFD
+				name = []byte(validUTF8(string(name)))
+			}
 		}
-		if keep != nil && !keep(name) {
+		if keep != nil && !keep(name) || p.drops(name) {
 			return nil
 		}
 		own := sc.members[base:]
@@ -183,9 +192,13 @@ func (sc *scratch) appendObject(dst, raw []byte, keep func([]byte) bool, metaFil
 		dst = append(dst, ':')
 		var ok bool
 		before := len(dst)
-		if metaFilter && string(m.name) == "_meta" && bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("{")) {
-			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !volatileMeta(string(k)) }, false, false)
-		} else {
+		below := p.below(m.name)
+		switch {
+		case metaFilter && string(m.name) == "_meta" && isObject(m.value):
+			dst, ok = sc.appendObject(dst, m.value, func(k []byte) bool { return !volatileMeta(string(k)) }, false, false, below)
+		case below != nil && isObject(m.value):
+			dst, ok = sc.appendObject(dst, m.value, nil, false, false, below)
+		default:
 			dst, ok = sc.appendCanonical(dst, m.value)
 		}
 		if !ok {
@@ -220,7 +233,7 @@ func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 	}
 	switch c := raw[0]; {
 	case c == '{':
-		return sc.appendObject(dst, raw, nil, false, false)
+		return sc.appendObject(dst, raw, nil, false, false, nil)
 	case c == '[':
 		dst = append(dst, '[')
 		n := 0
@@ -238,7 +251,7 @@ func (sc *scratch) appendCanonical(dst, raw []byte) ([]byte, bool) {
 		})
 		return append(dst, ']'), err == nil
 	case c == '"':
-		if bytes.IndexByte(raw, '\\') < 0 {
+		if asWritten(raw) || bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 			return append(dst, raw...), true
 		}
 		s, ok := jsonrpc.Unquote(raw)
@@ -264,6 +277,7 @@ func (e errorString) Error() string { return string(e) }
 // appendString writes s as a JSON string, as encoding/json would (without
 // HTML escaping, which does not matter for a key).
 func appendString(dst []byte, s string) []byte {
+	s = validUTF8(s)
 	plain := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
@@ -281,4 +295,107 @@ func appendString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// isObject reports whether the JSON value v is an object.
+func isObject(v []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) }
+
+// asWritten reports whether b, the inside of a short JSON string (at most
+// maxAsWritten bytes), is its text as the key writes it: no escape, no byte
+// past ASCII (which might be no UTF-8). One pass where a longer string
+// takes two faster ones.
+func asWritten(b []byte) bool {
+	if len(b) > maxAsWritten {
+		return false
+	}
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+const maxAsWritten = 64
+
+// validUTF8 is s with each byte that is no UTF-8 replaced by U+FFFD, as
+// encoding/json decodes it (and encodes it as "\ufffd", where decoded params
+// encode the character itself).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// pruning is a tree of paths of plain member names (a match config's ignore,
+// regex and type paths, when each step is a name: plainPaths) whose
+// members a key leaves out, read from the raw params as the config's
+// rules are applied to the decoded ones (rules.appendIndexKey): drop are
+// the members left out here, under the paths that go deeper.
+type pruning struct {
+	drop  map[string]bool
+	under map[string]*pruning
+}
+
+// drops reports whether the member name is left out (p may be nil).
+func (p *pruning) drops(name []byte) bool { return p != nil && p.drop[string(name)] }
+
+// below is the pruning of the paths under the member name; nil for none.
+func (p *pruning) below(name []byte) *pruning {
+	if p == nil {
+		return nil
+	}
+	return p.under[string(name)]
+}
+
+// plainPaths returns the pruning of rules, nil when a step of one of them is
+// no plain name: a wildcard, "#", or an index (an array's element, which
+// the decoded rules remove and a pruning does not).
+func plainPaths(rules ...[]pathRule) *pruning {
+	root := &pruning{}
+	for _, list := range rules {
+		for _, r := range list {
+			at := root
+			for i, seg := range r.segs {
+				if seg.all || seg.glob || isIndex(seg.key) {
+					return nil
+				}
+				if i == len(r.segs)-1 {
+					if at.drop == nil {
+						at.drop = map[string]bool{}
+					}
+					at.drop[seg.key] = true
+					break
+				}
+				next := at.under[seg.key]
+				if next == nil {
+					if at.under == nil {
+						at.under = map[string]*pruning{}
+					}
+					next = &pruning{}
+					at.under[seg.key] = next
+				}
+				at = next
+			}
+		}
+	}
+	return root
+}
+
+// isIndex reports whether a path's step could index an array (remove's
+// test).
+func isIndex(key string) bool {
+	_, err := strconv.Atoi(key)
+	return err == nil
 }

@@ -77,3 +77,22 @@ func TestKeyOfInvalidParams(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidUTF8KeysAsDecoded: a byte that is no UTF-8, in a string or a
+// member name, keys as encoding/json decodes it, as U+FFFD (the raw key
+// kept the byte in a string and wrote "\ufffd" in a name, where decoded
+// params write the character: keyed apart from the same params escaped).
+func TestInvalidUTF8KeysAsDecoded(t *testing.T) {
+	for _, p := range [][2]string{
+		{"{\"a\":\"\xff\"}", `{"a":"\ufffd"}`},
+		{"{\"\xff\":1}", `{"\ufffd":1}`},
+		{"{\"a\":\"x\xffy\xfe\"}", `{"a":"x\ufffdy\ufffd"}`},
+		{"{\"a\":\"\xff\xfe\"}", `{"a":"\ufffd"}`},
+		{"{\"\xff\":1,\"\xfe\":2}", `{"\ufffd":2}`},
+	} {
+		a, b := Request{"x/y", json.RawMessage(p[0])}, Request{"x/y", json.RawMessage(p[1])}
+		if (viewKey(a) == viewKey(b)) != (canonicalKey(a) == canonicalKey(b)) {
+			t.Errorf("%q vs %q: view says equal=%v, canonical %q %q", p[0], p[1], viewKey(a) == viewKey(b), canonicalKey(a), canonicalKey(b))
+		}
+	}
+}

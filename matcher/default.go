@@ -100,7 +100,7 @@ func dropVolatileMeta(obj map[string]any) map[string]any {
 func (defaultMatcher) Key(r Request) string { return canonicalKey(r) }
 
 func (defaultMatcher) appendIndexKey(dst []byte, r Request, valid bool) ([]byte, bool) {
-	return appendCanonicalKey(dst, r, valid), true
+	return appendCanonicalKey(dst, r, valid, nil), true
 }
 
 func (m defaultMatcher) Match(recorded, live Request) Result {

@@ -82,6 +82,11 @@ type compiled struct {
 	subsetAll                 bool
 	checks                    []pathRule // regex and type rules, by path
 	empty                     bool
+	// plain is what the index key leaves out when every rule that the key
+	// heeds is an ignore, regex or type rule on a path of plain names: the
+	// key is then written from the raw params (appendIndexKey). nil
+	// otherwise.
+	plain *pruning
 }
 
 func compile(c *Config) *compiled {
@@ -106,6 +111,9 @@ func compile(c *Config) *compiled {
 	for _, p := range sortedKeysOf(c.Type) {
 		segs, _ := parsePath(p)
 		out.checks = append(out.checks, pathRule{path: p, segs: segs, typ: c.Type[p]})
+	}
+	if len(out.unordered) == 0 && len(out.subset) == 0 && !out.subsetAll {
+		out.plain = plainPaths(out.ignore, out.checks)
 	}
 	return out
 }
@@ -241,6 +249,18 @@ func (r *rules) appendIndexKey(dst []byte, req Request, valid bool) ([]byte, boo
 	if c.empty && !held {
 		return appendIndexKey(dst, r.base, req, valid)
 	}
+	if _, canonical := r.base.(defaultMatcher); canonical && c.plain != nil && !held {
+		// What the decoded params below would give, without decoding
+		// them (TestPlainPathsKeyAsDecoded).
+		return appendCanonicalKey(dst, req, valid, c.plain), true
+	}
+	return r.decodedKey(dst, req, c, held, valid)
+}
+
+// decodedKey is appendIndexKey's key of req's params decoded, with the
+// paths of c's rules taken out or sorted, and held when they may hold
+// placeholders.
+func (r *rules) decodedKey(dst []byte, req Request, c *compiled, held, valid bool) ([]byte, bool) {
 	t, ok := Decode(req.Params)
 	if !ok {
 		return appendIndexKey(dst, r.base, req, valid)
