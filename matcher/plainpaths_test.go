@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 // plainNames are the member names that the random params and paths of
@@ -164,4 +166,84 @@ func TestPathsThatAreNotPlain(t *testing.T) {
 	if c := compile(&Config{Ignore: []string{"b", `a\.b.c`}}); c.plain == nil {
 		t.Error("plain names: not pruned from the raw params")
 	}
+}
+
+// objectPaths returns the paths of plain names to every member of the
+// JSON value raw that is inside objects only, escaped as match paths.
+func objectPaths(raw []byte, prefix string, out *[]string) {
+	jsonrpc.EachMember(raw, func(key string, value []byte) error {
+		p := strings.NewReplacer(`\`, `\\`, ".", `\.`, "*", `\*`, "?", `\?`, "#", `\#`, "|", `\|`, "@", `\@`).Replace(key)
+		if prefix != "" {
+			p = prefix + "." + p
+		}
+		if key != "" && !isIndex(key) {
+			*out = append(*out, p)
+			objectPaths(value, p, out)
+		}
+		return nil
+	})
+}
+
+// TestPlainRulesMatchAsDecoded: Match of rules on paths of plain names,
+// read from the raw params, says what the decoded params say (match and
+// exact), for 20,000 random recorded requests, live ones that differ from
+// them at some of their members, and rules on some of those members.
+func TestPlainRulesMatchAsDecoded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	matched, checked := 0, 0
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString(`{"name":"t","arguments":`)
+		randomValue(r, &b, 4)
+		b.WriteString(`,"_meta":{"progressToken":1}}`)
+		recorded := []byte(b.String())
+		var paths []string
+		objectPaths(recorded, "", &paths)
+		live := recorded
+		pick := func() string { return paths[r.IntN(len(paths))] }
+		for range r.IntN(3) { // live differs at some members
+			segs, _ := parsePath(pick())
+			keys := make([]string, len(segs))
+			for k, s := range segs {
+				keys[k] = s.key
+			}
+			var v strings.Builder
+			randomValue(r, &v, 1)
+			if changed, err := jsonrpc.SetMember(live, json.RawMessage(v.String()), keys...); err == nil {
+				live = changed
+			}
+		}
+		cfg := &Config{Ignore: []string{pick()}, Regex: map[string]string{}, Type: map[string]string{}}
+		if r.IntN(2) == 0 {
+			cfg.Regex[pick()] = []string{"^s$", "^1", "e", `^\{`}[r.IntN(4)]
+		}
+		if r.IntN(2) == 0 {
+			cfg.Type[pick()] = []string{"string", "number", "object", "array", "any", "null", "boolean"}[r.IntN(7)]
+		}
+		if r.IntN(3) == 0 {
+			cfg.Ignore = nil
+		}
+		m, err := WithConfig(Default(), cfg)
+		if err != nil {
+			t.Fatalf("config %+v: %v", cfg, err)
+		}
+		rs := m.(*rules)
+		rec, lv := Request{Method: "tools/call", Params: recorded}, Request{Method: "tools/call", Params: live}
+		c := rs.rulesFor(rec)
+		if c.plain == nil || c.nested {
+			continue
+		}
+		checked++
+		got, want := rs.Match(rec, lv), rs.decodedMatch(c, rec, lv)
+		if got.Match != want.Match || got.Exact != want.Exact {
+			t.Fatalf("config %+v\nrecorded %s\nlive     %s\nMatch %v exact %v; decoded: %v exact %v", cfg, recorded, live, got.Match, got.Exact, want.Match, want.Exact)
+		}
+		if got.Match {
+			matched++
+		}
+	}
+	if matched < checked/10 || checked < 5000 {
+		t.Errorf("%d of %d requests matched, of 20,000: too few to tell", matched, checked)
+	}
+	t.Logf("%d of %d checked requests matched", matched, checked)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpmock/mcpmock/internal/jsonrpc"
 )
 
 // Indexer is implemented by matchers that can narrow the recorded requests
@@ -87,6 +89,10 @@ type compiled struct {
 	// key is then written from the raw params (appendIndexKey). nil
 	// otherwise.
 	plain *pruning
+	// nested says that a check's path and another rule's lie one within
+	// the other (or are the same): the rules, applied in turn, then see
+	// what the others left, and Match decodes the params (plainMatch).
+	nested bool
 }
 
 func compile(c *Config) *compiled {
@@ -115,7 +121,25 @@ func compile(c *Config) *compiled {
 	if len(out.unordered) == 0 && len(out.subset) == 0 && !out.subsetAll {
 		out.plain = plainPaths(out.ignore, out.checks)
 	}
+	for i, ck := range out.checks {
+		for j, other := range slices.Concat(out.ignore, out.checks) {
+			if j != len(out.ignore)+i && within(ck.segs, other.segs) {
+				out.nested = true
+			}
+		}
+	}
 	return out
+}
+
+// within reports whether one of the paths a and b is the other or lies
+// within it.
+func within(a, b []segment) bool {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *rules) rulesFor(rec Request) *compiled {
@@ -140,9 +164,68 @@ func mayHavePlaceholders(params json.RawMessage) bool {
 
 func (r *rules) Match(recorded, live Request) Result {
 	c := r.rulesFor(recorded)
-	if c.empty && !mayHavePlaceholders(recorded.Params) {
+	held := mayHavePlaceholders(recorded.Params)
+	if c.empty && !held {
 		return r.base.Match(recorded, live)
 	}
+	if !held {
+		if match, exact := r.plainMatch(c, recorded, live); match {
+			return Result{Match: true, Exact: exact}
+		}
+	}
+	return r.decodedMatch(c, recorded, live)
+}
+
+// plainMatch reports that live matches recorded under rules c whose paths
+// are plain (c.plain), read from the raw params: each check's live value
+// is there and passes, and the keys without the rules' paths are equal,
+// which is what decodedMatch then finds; exact when the whole keys are
+// equal too. No match is no verdict: it is decodedMatch that says why
+// (TestPlainRulesMatchAsDecoded).
+func (r *rules) plainMatch(c *compiled, recorded, live Request) (match, exact bool) {
+	if _, canonical := r.base.(defaultMatcher); !canonical || c.plain == nil || c.nested {
+		return false, false
+	}
+	for _, p := range c.checks {
+		v := []byte(live.Params)
+		for _, seg := range p.segs {
+			if v, _ = jsonrpc.Member(v, seg.key); v == nil {
+				return false, false
+			}
+		}
+		var t any
+		var ok bool
+		if v[0] == '"' { // a string, decoded as Decode would, without a decoder
+			var s string
+			if s, ok = jsonrpc.Unquote(v); !ok {
+				return false, false
+			}
+			t = validUTF8(s)
+		} else if t, ok = Decode(v); !ok {
+			return false, false
+		}
+		if !p.accepts(t) {
+			return false, false
+		}
+	}
+	sc := scratches.Get().(*scratch)
+	equal := func(p *pruning) bool {
+		a := sc.appendKey(sc.buf[:0], recorded, false, p)
+		n := len(a)
+		both := sc.appendKey(a, live, false, p)
+		sc.buf = both[:0]
+		return string(both[:n]) == string(both[n:])
+	}
+	match = equal(c.plain)
+	exact = match && equal(nil)
+	if cap(sc.buf) <= maxScratch {
+		scratches.Put(sc)
+	}
+	return match, exact
+}
+
+// decodedMatch is Match of the params decoded, with c's rules applied.
+func (r *rules) decodedMatch(c *compiled, recorded, live Request) Result {
 	rt, rok := Decode(recorded.Params)
 	lt, lok := Decode(live.Params)
 	if !rok || !lok {
