@@ -320,7 +320,8 @@ const maxAsWritten = 64
 
 // validUTF8 is s with each byte that is no UTF-8 replaced by U+FFFD, as
 // encoding/json decodes it (and encodes it as "\ufffd", where decoded params
-// encode the character itself).
+// encode the character itself). strings.ToValidUTF8 replaces a run of such
+// bytes with one U+FFFD, where encoding/json gives one a byte.
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
